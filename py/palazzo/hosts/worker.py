@@ -1,0 +1,51 @@
+"""Python side of the browser's palace worker (``workers/palace.worker.js``).
+
+The worker script boots Pyodide and loads packages; this module creates the engine, renders
+the Panel document for the page and keeps the two documents in sync. It runs only in Pyodide.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from palazzo.bridge import Bridge
+
+
+def start_engine() -> Bridge:
+    """Return the bridge over a new empty palace (the persistence issue adds loading)."""
+    return Bridge()
+
+
+async def render_document(bridge: Bridge, panel_dist: str) -> tuple[str, str, str]:
+    """Build the Panel app and return ``(docs_json, render_items, root_ids)`` for the page.
+
+    ``panel_dist`` is the absolute URL of the site's ``vendor/panel/`` folder: the build
+    patched Panel to read its CSS root from ``PALAZZO_PANEL_DIST`` instead of a CDN, and it
+    must be set before Panel is first imported.
+    """
+    os.environ["PALAZZO_PANEL_DIST"] = panel_dist
+    from panel.io.pyodide import init_doc, write_doc
+
+    from palazzo.hosts.ui import build_app
+
+    init_doc()
+    build_app(bridge).servable()
+    return await write_doc()
+
+
+def link_document(send_patch: Callable[..., Any]) -> None:
+    """Forward every later change of the Python document to the page through ``send_patch``."""
+    from panel.io.pyodide import _link_docs_worker
+    from panel.io.state import state
+
+    _link_docs_worker(state.curdoc, send_patch, setter="js")
+
+
+def apply_patch(patch: Any) -> None:
+    """Apply a JSON patch that the page's document sent (a widget changed in the browser)."""
+    from panel.io.pyodide import _convert_json_patch
+    from panel.io.state import state
+
+    state.curdoc.apply_json_patch(_convert_json_patch(patch), setter="js")

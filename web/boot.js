@@ -1,0 +1,32 @@
+// Boot progress: which stage the worker is in, how long each took, and failures in words.
+
+const stageTimes = {};
+
+export function showStage(msg, origin) {
+  const li = document.querySelector(`#boot-stages li[data-stage="${msg.stage}"]`);
+  stageTimes[`${msg.stage}:${msg.state}`] = msg.at - origin;
+  if (!li) return;
+  li.classList.remove("active");
+  li.classList.add(msg.state === "start" ? "active" : "done");
+  if (msg.state === "done") {
+    const span = document.createElement("span");
+    span.className = "elapsed";
+    span.textContent = `${((msg.at - origin) / 1000).toFixed(1)} s`;
+    li.append(span);
+  }
+}
+
+export function showError(msg) {
+  const li = document.querySelector(`#boot-stages li[data-stage="${msg.stage}"]`);
+  if (li) li.classList.replace("active", "failed") || li.classList.add("failed");
+  const box = document.getElementById("boot-error");
+  box.hidden = false;
+  box.textContent = `Could not start (${msg.stage}): ${msg.message}`;
+}
+
+export function hideBoot() {
+  document.getElementById("boot").hidden = true;
+  document.getElementById("app").hidden = false;
+}
+
+export { stageTimes };

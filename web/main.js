@@ -1,0 +1,66 @@
+// Page entry: start the palace worker, show boot progress, expose window.palazzo.
+import { hideBoot, showError, showStage, stageTimes } from "./boot.js";
+import { makeDocumentLink } from "./document.js";
+import { makeClient } from "./rpc.js";
+
+const origin = performance.timeOrigin;
+const worker = new Worker(new URL("workers/palace.worker.js", document.baseURI));
+const client = makeClient(worker);
+const doc = makeDocumentLink(worker);
+
+let markReady, failReady, markRendered, failRendered;
+const ready = new Promise((res, rej) => { markReady = res; failReady = rej; });
+const rendered = new Promise((res, rej) => { markRendered = res; failRendered = rej; });
+
+window.palazzo = {
+  ready,
+  rendered,
+  call: (name, args) => client.call(name, args),
+  // Milliseconds since navigation start at which each boot stage started and ended.
+  timings: stageTimes,
+};
+
+worker.onmessage = async (event) => {
+  const msg = event.data;
+  switch (msg.type) {
+    case "stage":
+      showStage(msg, origin);
+      if (msg.stage === "engine" && msg.state === "done") markReady(true);
+      break;
+    case "reply":
+      client.settle(msg.reply);
+      break;
+    case "render":
+      try {
+        await doc.render(msg, document.getElementById("app"));
+        stageTimes["document:done"] = performance.now();
+        hideBoot();
+        markRendered(true);
+      } catch (err) {
+        showError({ stage: "interface", message: String(err) });
+        failRendered(err);
+      }
+      break;
+    case "patch":
+      doc.applyPatch(msg);
+      break;
+    case "idle":
+      doc.idle();
+      break;
+    case "error": {
+      showError(msg);
+      console.error(msg.detail);
+      const error = { code: "boot_failed", type: "BootError", message: `${msg.stage}: ${msg.message}` };
+      client.failAll(error);
+      failReady(new Error(error.message));
+      failRendered(new Error(error.message));
+      break;
+    }
+  }
+};
+
+worker.onerror = (event) => {
+  showError({ stage: "runtime", message: event.message || "the worker failed to start" });
+  failReady(new Error(event.message));
+  failRendered(new Error(event.message));
+};
