@@ -61,7 +61,10 @@ async function boot() {
 
     current = "interface";
     stage("interface", "start");
-    const result = await host.render_document(bridge, new URL("vendor/panel/", SITE).href);
+    stage("panel-import", "start");
+    host.import_panel(new URL("vendor/panel/", SITE).href);
+    stage("panel-import", "done");
+    const result = await host.render_document(bridge);
     const [docs_json, render_items, root_ids] = result.toJs();
     result.destroy();
     self.postMessage({ type: "render", docs_json, render_items, root_ids });

@@ -1,0 +1,92 @@
+"""The built page in Chromium: boot, RPC, the Panel document, and the offline guard itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import new_guarded_context
+
+BOOT_TIMEOUT_MS = 180_000
+
+
+@pytest.fixture(scope="module")
+def booted(browser, site_url):
+    """One page booted to its first rendered document, shared by this module's tests."""
+    context, guard = new_guarded_context(browser)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.set_default_timeout(BOOT_TIMEOUT_MS)
+    page.goto(site_url)
+    page.evaluate("window.palazzo.ready")
+    page.evaluate("window.palazzo.rendered")
+    yield page, guard, errors
+    context.close()
+    assert guard.outside == [], f"non-local requests were attempted: {guard.outside}"
+    assert guard.failed == [], f"local requests failed: {guard.failed}"
+    assert errors == []
+
+
+def test_palace_status_through_the_worker_rpc(booted):
+    page, _, _ = booted
+    status = page.evaluate("window.palazzo.call('palace_status', {})")
+    assert status["name"] == "palace"
+    assert (status["wings"], status["rooms"], status["drawers"]) == (0, 0, 0)
+    assert status["engine"]["python"].startswith("3.12")
+    assert status["engine"]["platform"] == "emscripten"  # the engine ran in Pyodide
+
+
+def test_errors_come_back_structured(booted):
+    page, _, _ = booted
+    error = page.evaluate(
+        """window.palazzo.call('palace_status', {bogus: 1}).then(
+             () => null, (e) => ({name: e.name, code: e.code, message: e.message}))"""
+    )
+    assert error == {
+        "name": "PalaceError",
+        "code": "invalid_arguments",
+        "message": "palace_status arguments has unknown field(s): bogus",
+    }
+    unknown = page.evaluate(
+        "window.palazzo.call('no_such_operation').then(() => null, (e) => e.code)"
+    )
+    assert unknown == "unknown_operation"
+
+
+def test_panel_document_renders_visible_content(booted):
+    page, _, _ = booted
+    assert page.locator("#boot").is_hidden()
+    # Panel renders into shadow roots; Playwright's text selectors pierce them.
+    status = page.locator("[data-testid=palace-status]")
+    status.wait_for(state="visible")
+    assert "Drawers" in status.inner_text()
+    assert page.get_by_text("No wings yet").is_visible()
+    box = page.locator("#app").bounding_box()
+    assert box and box["height"] > 100
+
+
+def test_boot_stages_were_reported_in_order(booted):
+    page, _, _ = booted
+    t = page.evaluate("window.palazzo.timings")
+    order = ["runtime:done", "packages:done", "engine:done", "interface:done", "document:done"]
+    assert all(k in t for k in order), t
+    assert [t[k] for k in order] == sorted(t[k] for k in order)
+
+
+def test_the_guard_catches_requests_to_other_hosts(browser, site_url):
+    # Proof that the offline check can fail: a page that reaches out is caught, from the
+    # page and from a worker alike.
+    context, guard = new_guarded_context(browser)
+    page = context.new_page()
+    page.goto(site_url + "vendor/panel/css/loading.css")
+    page.evaluate("fetch('http://example.invalid/a').catch(() => null)")
+    page.evaluate(
+        """new Promise((done) => {
+             const src = "fetch('https://cdn.example.invalid/b').catch(()=>0).then(()=>postMessage(1))";
+             const w = new Worker(URL.createObjectURL(new Blob([src])));
+             w.onmessage = () => done(true);
+           })"""
+    )
+    context.close()
+    assert "http://example.invalid/a" in guard.outside
+    assert "https://cdn.example.invalid/b" in guard.outside

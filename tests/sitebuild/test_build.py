@@ -1,0 +1,105 @@
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from sitebuild import site
+from sitebuild.digest import sha256_file
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, asset_cache):
+    out = tmp_path_factory.mktemp("site") / "dist"
+    report = site.build(ROOT, out, asset_cache, log=lambda *a: None)
+    return out, report
+
+
+def test_site_has_page_worker_runtime_and_browser_bundles(built):
+    out, report = built
+    for rel in [
+        "index.html",
+        "main.js",
+        "workers/palace.worker.js",
+        "build.json",
+        "vendor/pyodide/pyodide.js",
+        "vendor/pyodide/pyodide.asm.wasm",
+        "vendor/pyodide/python_stdlib.zip",
+        "vendor/bokeh/bokeh.min.js",
+        "vendor/panel/panel.min.js",
+        "vendor/panel/css/loading.css",
+        "vendor/panel/bundled/theme/native.css",
+    ]:
+        assert (out / rel).is_file(), rel
+    assert report["site_bytes"] < 80e6  # not Panel's whole 100 MB dist/
+
+
+def test_every_lock_entry_points_at_a_file_with_its_sha256(built):
+    out, _ = built
+    lock = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
+    assert lock["info"]["version"] == "0.27.7"
+    for name in ["numpy", "scipy", "openblas", "panel", "bokeh", "palazzo", "markupsafe", "pyyaml"]:
+        assert name in lock["packages"], name
+    for entry in lock["packages"].values():
+        path = out / "vendor/pyodide" / entry["file_name"]
+        assert sha256_file(path) == entry["sha256"], entry["file_name"]
+        assert all(dep in lock["packages"] for dep in entry["depends"])
+
+
+def test_panel_reads_its_css_root_from_the_site_not_a_cdn(built):
+    out, _ = built
+    lock = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
+    with zipfile.ZipFile(out / "vendor/pyodide" / lock["packages"]["panel"]["file_name"]) as zf:
+        resources = zf.read("panel/io/resources.py").decode()
+        assert 'os.environ.get("PALAZZO_PANEL_DIST")' in resources
+        assert not any(n.startswith("panel/dist/") for n in zf.namelist())
+
+
+def test_markupsafe_and_pyyaml_are_pure_wheels_without_c_code(built):
+    out, _ = built
+    lock = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
+    for name, module in [("markupsafe", "markupsafe/__init__.py"), ("pyyaml", "yaml/__init__.py")]:
+        file_name = lock["packages"][name]["file_name"]
+        assert file_name.endswith("py3-none-any.whl")
+        with zipfile.ZipFile(out / "vendor/pyodide" / file_name) as zf:
+            assert module in zf.namelist()
+            assert not any(n.endswith((".c", ".so", ".pyx")) for n in zf.namelist())
+
+
+def test_a_second_build_is_identical(built, tmp_path, asset_cache):
+    out, _ = built
+    again = tmp_path / "dist"
+    site.build(ROOT, again, asset_cache, log=lambda *a: None)
+    first = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
+    second = json.loads((again / "vendor/pyodide/pyodide-lock.json").read_text())
+    assert first == second
+
+
+def test_a_tampered_cached_wheel_fails_the_build_loudly(tmp_path, asset_cache):
+    cache = tmp_path / "cache"
+    shutil.copytree(asset_cache / "assets", cache / "assets", copy_function=os.link)
+    victim = cache / "assets" / "param-2.4.2-py3-none-any.whl"
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one byte changed
+    victim.unlink()  # break the hard link so the real cache stays intact
+    victim.write_bytes(bytes(data))
+    out = tmp_path / "dist"
+    out.mkdir()
+    (out / "previous-site.txt").write_text("kept")
+    proc = subprocess.run(
+        [sys.executable, "-m", "sitebuild", "build", "--out", str(out), "--cache", str(cache)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "py")},
+    )
+    assert proc.returncode == 1
+    assert "sha256 mismatch for param-2.4.2-py3-none-any.whl" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["previous-site.txt"]
