@@ -8,13 +8,17 @@ const worker = new Worker(new URL("workers/palace.worker.js", document.baseURI))
 const client = makeClient(worker);
 const doc = makeDocumentLink(worker);
 
-let markReady, failReady, markRendered, failRendered;
+let markReady, failReady, markRendered, failRendered, markDeferred, failDeferred;
 const ready = new Promise((res, rej) => { markReady = res; failReady = rej; });
 const rendered = new Promise((res, rej) => { markRendered = res; failRendered = rej; });
+// Packages loaded after the first render (scipy, pandas): see build.json.
+const deferred = new Promise((res, rej) => { markDeferred = res; failDeferred = rej; });
+deferred.catch(() => {});
 
 window.palazzo = {
   ready,
   rendered,
+  deferred,
   call: (name, args) => client.call(name, args),
   // Milliseconds since navigation start at which each boot stage started and ended.
   timings: stageTimes,
@@ -26,6 +30,7 @@ worker.onmessage = async (event) => {
     case "stage":
       showStage(msg, origin);
       if (msg.stage === "engine" && msg.state === "done") markReady(true);
+      if (msg.stage === "deferred" && msg.state === "done") markDeferred(true);
       break;
     case "reply":
       client.settle(msg.reply);
@@ -48,12 +53,19 @@ worker.onmessage = async (event) => {
       doc.idle();
       break;
     case "error": {
+      if (msg.stage === "deferred") {
+        // The palace works without them; operations that need them will say so.
+        console.error(`deferred packages failed: ${msg.detail}`);
+        failDeferred(new Error(msg.message));
+        break;
+      }
       showError(msg);
       console.error(msg.detail);
       const error = { code: "boot_failed", type: "BootError", message: `${msg.stage}: ${msg.message}` };
       client.failAll(error);
       failReady(new Error(error.message));
       failRendered(new Error(error.message));
+      failDeferred(new Error(error.message));
       break;
     }
   }

@@ -14,6 +14,7 @@ function stage(name, state, detail) {
   self.postMessage({ type: "stage", stage: name, state, detail: detail || "", at: now() });
 }
 
+const quiet = { messageCallback: () => {}, errorCallback: (m) => console.error(m) };
 let pyodide = null;
 let bridge = null;
 let host = null;
@@ -49,7 +50,7 @@ async function boot() {
 
     current = "packages";
     stage("packages", "start", build.packages.join(", "));
-    await pyodide.loadPackage(build.packages, { messageCallback: () => {}, errorCallback: (m) => console.error(m) });
+    await pyodide.loadPackage(build.packages, quiet);
     stage("packages", "done");
 
     current = "engine";
@@ -69,6 +70,12 @@ async function boot() {
     result.destroy();
     self.postMessage({ type: "render", docs_json, render_items, root_ids });
     stage("interface", "done");
+
+    // Off the boot path: packages the interface does not need to appear (see build.json).
+    current = "deferred";
+    stage("deferred", "start", build.deferred_packages.join(", "));
+    await pyodide.loadPackage(build.deferred_packages, quiet);
+    stage("deferred", "done");
   } catch (err) {
     const text = String(err && err.message ? err.message : err);
     const lines = text.trim().split("\n");

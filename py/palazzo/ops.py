@@ -7,6 +7,7 @@ worker's RPC calls them, the CLI exposes them and the Panel UI calls them.
 
 from __future__ import annotations
 
+import importlib.util
 import platform
 import sys
 from collections.abc import Callable
@@ -97,6 +98,8 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
             "version": __version__,
             "python": platform.python_version(),
             "platform": sys.platform,
+            # SciPy brings BLAS for large matmuls; in the browser it loads after first render.
+            "scipy": importlib.util.find_spec("scipy") is not None,
         },
     }
 

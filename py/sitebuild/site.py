@@ -22,8 +22,12 @@ BOKEH_BUNDLES = ["bokeh.min.js", "bokeh-widgets.min.js", "bokeh-tables.min.js"]
 PANEL_FILES = ("panel.min.js",)
 PANEL_FOLDERS = ("css/", "bundled/theme/", "assets/", "images/")
 
-# What the worker loads with pyodide.loadPackage; dependencies follow from the lock.
-WORKER_PACKAGES = ["numpy", "scipy", "panel", "palazzo"]
+# What the worker loads with pyodide.loadPackage before it renders; dependencies follow from
+# the lock. DEFERRED_PACKAGES load right after the first render: nothing on the way to the
+# first document needs SciPy (BLAS for the engine's large matmuls). Pandas cannot wait:
+# Panel's Pyodide module imports it at the top.
+WORKER_PACKAGES = ["numpy", "panel", "palazzo"]
+DEFERRED_PACKAGES = ["scipy"]
 
 
 def _closure(official: dict[str, Any], names: list[str]) -> list[str]:
@@ -157,7 +161,7 @@ def build(root: Path, out: Path, cache: Path, log=print) -> dict[str, Any]:
                 shutil.copy2(w, vendor_py / w.name)
         merged = lock.merge(official, keep, [vendor_py / w.name for w in wheels])
         (vendor_py / "pyodide-lock.json").write_text(json.dumps(merged, indent=1))
-        missing = [p for p in WORKER_PACKAGES if p not in merged["packages"]]
+        missing = [p for p in WORKER_PACKAGES + DEFERRED_PACKAGES if p not in merged["packages"]]
         if missing:
             raise AssetError(f"the worker needs {missing}, which the lock does not have")
 
@@ -167,6 +171,7 @@ def build(root: Path, out: Path, cache: Path, log=print) -> dict[str, Any]:
         info = {
             "pyodide": m.pyodide_version,
             "packages": WORKER_PACKAGES,
+            "deferred_packages": DEFERRED_PACKAGES,
             "bokeh_bundles": BOKEH_BUNDLES,
             "lock_packages": len(merged["packages"]),
         }

@@ -36,6 +36,15 @@ def test_palace_status_through_the_worker_rpc(booted):
     assert status["engine"]["platform"] == "emscripten"  # the engine ran in Pyodide
 
 
+def test_deferred_packages_arrive_after_the_first_render(booted):
+    page, _, _ = booted
+    page.evaluate("window.palazzo.deferred")
+    t = page.evaluate("window.palazzo.timings")
+    assert t["deferred:done"] >= t["interface:done"]
+    status = page.evaluate("window.palazzo.call('palace_status')")
+    assert status["engine"]["scipy"] is True
+
+
 def test_errors_come_back_structured(booted):
     page, _, _ = booted
     error = page.evaluate(
