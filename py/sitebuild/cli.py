@@ -19,7 +19,7 @@ CACHE = ROOT / ".cache"
 
 
 def _build(args) -> int:
-    site.build(ROOT, Path(args.out), Path(args.cache))
+    site.build(ROOT, Path(args.out), Path(args.cache), precompile=not args.no_precompile)
     return 0
 
 
@@ -56,6 +56,9 @@ def main(argv: list[str]) -> int:
     b = sub.add_parser("build", help="build the offline site")
     b.add_argument("--out", default=str(DIST))
     b.add_argument("--cache", default=str(CACHE))
+    b.add_argument(
+        "--no-precompile", action="store_true", help="ship sources only (to measure bytecode)"
+    )
     b.set_defaults(fn=_build)
     sub.add_parser("start", help="build, then serve on 127.0.0.1:$PORT").set_defaults(fn=_start)
     for name, fn in (("test", _test), ("bench-boot", _bench_boot)):

@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from sitebuild import fetch, lock, manifest, recipes
+from sitebuild import fetch, lock, manifest, pyc, recipes
 from sitebuild.digest import check_bytes, sha256_file
 from sitebuild.errors import AssetError
 
@@ -73,21 +73,70 @@ def _official_packages(
             (dest / entry["file_name"]).write_bytes(data)
 
 
+def _cache_slot(cache: Path, tag: str, src: Path) -> Path:
+    """Return the cache folder for what recipe ``tag`` derives from the file ``src``."""
+    return cache / "derived" / tag / f"{sha256_file(src)[:20]}-r{recipes.RECIPE_VERSION}"
+
+
+def _cached(slot: Path) -> Path | None:
+    """Return the file cached in ``slot`` if it is there and unaltered, else None."""
+    sums = slot / "SHA256SUMS.json"
+    if not sums.exists():
+        return None
+    ((name, digest),) = json.loads(sums.read_text()).items()
+    path = slot / name
+    return path if path.exists() and sha256_file(path) == digest else None
+
+
+def _store(slot: Path, path: Path) -> Path:
+    """Record ``path`` (already inside ``slot``) as the slot's cached file; returns it."""
+    (slot / "SHA256SUMS.json").write_text(json.dumps({path.name: sha256_file(path)}))
+    return path
+
+
 def _derived(cache: Path, src: Path, make, tag: str) -> Path:
     """Return a cached derived wheel of ``src``, rebuilding it when missing or altered."""
-    key = f"{sha256_file(src)[:16]}-r{recipes.RECIPE_VERSION}"
-    folder = cache / "derived" / tag / key
-    sums = folder / "SHA256SUMS.json"
-    if sums.exists():
-        recorded = json.loads(sums.read_text())
-        paths = [folder / n for n in recorded]
-        if all(p.exists() and sha256_file(p) == recorded[p.name] for p in paths):
-            return paths[0]
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    out = make(src, folder)
-    sums.write_text(json.dumps({out.name: sha256_file(out)}))
-    return out
+    slot = _cache_slot(cache, tag, src)
+    found = _cached(slot)
+    if found is not None:
+        return found
+    shutil.rmtree(slot, ignore_errors=True)
+    slot.mkdir(parents=True)
+    return _store(slot, make(src, slot))
+
+
+def _precompile(cache: Path, vendor: Path, skip: set[str], log) -> int:
+    """Replace the wheels in ``vendor`` (but ``skip``) and the standard-library zip by copies
+    holding Python 3.12 bytecode, compiled by Pyodide under Node (see :mod:`sitebuild.pyc`).
+
+    Pyodide never writes bytecode, so without this every boot compiles every module it
+    imports. Results are cached by input sha256; only new inputs start Node. Returns how
+    many files were compiled in this call.
+    """
+    wheel_jobs: list[tuple[Path, Path, Path]] = []
+    stdlib_job = None
+    targets = sorted(p for p in vendor.glob("*.whl") if p.name not in skip)
+    for path in [*targets, vendor / "python_stdlib.zip"]:
+        slot = _cache_slot(cache, "pyc", path)
+        found = _cached(slot)
+        if found is not None:
+            shutil.copyfile(found, path)
+            continue
+        shutil.rmtree(slot, ignore_errors=True)
+        slot.mkdir(parents=True)
+        if path.suffix == ".whl":
+            wheel_jobs.append((path, slot / path.name, slot))
+        else:
+            stdlib_job = (path, slot / path.name, slot)
+    if wheel_jobs:
+        log(f"precompiling {len(wheel_jobs)} wheel(s) with Pyodide's Python")
+        pyc.compile_wheels([(src, dest) for src, dest, _ in wheel_jobs], vendor)
+    if stdlib_job:
+        log("precompiling the standard library with Pyodide's Python")
+        pyc.compile_stdlib_zip(stdlib_job[0], stdlib_job[1], vendor)
+    for src, dest, slot in [*wheel_jobs, *([stdlib_job] if stdlib_job else [])]:
+        shutil.copyfile(_store(slot, dest), src)
+    return len(wheel_jobs) + (1 if stdlib_job else 0)
 
 
 def _extract_browser_files(bokeh: Path, panel: Path, dest: Path) -> None:
@@ -110,8 +159,10 @@ def _folder_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def build(root: Path, out: Path, cache: Path, log=print) -> dict[str, Any]:
+def build(root: Path, out: Path, cache: Path, log=print, precompile: bool = True) -> dict[str, Any]:
     """Build the site into ``out`` and return a report (files, sizes, seconds).
+
+    ``precompile=False`` ships sources only (no bytecode), for measuring what bytecode buys.
 
     Raises :class:`AssetError` (and leaves ``out`` untouched) when any asset fails its check.
     """
@@ -155,11 +206,18 @@ def build(root: Path, out: Path, cache: Path, log=print) -> dict[str, Any]:
                     "sdist",
                 )
             )
-        wheels.append(recipes.palazzo_wheel(root, vendor_py))
         for w in wheels:
-            if w.parent != vendor_py:
-                shutil.copy2(w, vendor_py / w.name)
+            shutil.copy2(w, vendor_py / w.name)
+        # palazzo changes with every edit and imports in milliseconds: not worth compiling.
+        palazzo = recipes.palazzo_wheel(root, vendor_py)
+        if precompile:
+            _precompile(cache, vendor_py, {palazzo.name}, log)
+        wheels.append(palazzo)
         merged = lock.merge(official, keep, [vendor_py / w.name for w in wheels])
+        # Official wasm wheels were checked against the official lock when extracted; the
+        # lock now pins the files the site ships, which hold bytecode too.
+        for entry in merged["packages"].values():
+            entry["sha256"] = sha256_file(vendor_py / entry["file_name"])
         (vendor_py / "pyodide-lock.json").write_text(json.dumps(merged, indent=1))
         missing = [p for p in WORKER_PACKAGES + DEFERRED_PACKAGES if p not in merged["packages"]]
         if missing:
@@ -174,6 +232,7 @@ def build(root: Path, out: Path, cache: Path, log=print) -> dict[str, Any]:
             "deferred_packages": DEFERRED_PACKAGES,
             "bokeh_bundles": BOKEH_BUNDLES,
             "lock_packages": len(merged["packages"]),
+            "precompiled": precompile,
         }
         (staging / "build.json").write_text(json.dumps(info, indent=1))
     except BaseException:

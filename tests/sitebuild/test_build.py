@@ -103,3 +103,21 @@ def test_a_tampered_cached_wheel_fails_the_build_loudly(tmp_path, asset_cache):
     assert "sha256 mismatch for param-2.4.2-py3-none-any.whl" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["previous-site.txt"]
+
+
+def test_shipped_wheels_and_stdlib_carry_python_312_bytecode(built):
+    out, report = built
+    assert report["precompiled"] is True
+    vendor = out / "vendor/pyodide"
+    lock = json.loads((vendor / "pyodide-lock.json").read_text())
+    magic = b"\xcb\x0d\x0d\x0a"
+    for name, member in [
+        ("panel", "panel/__pycache__/__init__.cpython-312.pyc"),
+        ("numpy", "numpy/__pycache__/__init__.cpython-312.pyc"),
+        ("pyyaml", "yaml/__pycache__/__init__.cpython-312.pyc"),
+    ]:
+        with zipfile.ZipFile(vendor / lock["packages"][name]["file_name"]) as zf:
+            assert zf.read(member)[:4] == magic, name
+    with zipfile.ZipFile(vendor / "python_stdlib.zip") as zf:
+        assert zf.read("json/__init__.pyc")[:4] == magic
+        assert "json/__init__.py" in zf.namelist()  # sources stay for tracebacks
