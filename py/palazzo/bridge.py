@@ -11,6 +11,7 @@ import json
 import traceback
 from typing import Any
 
+from palazzo import jsontext
 from palazzo.errors import PalazzoError
 from palazzo.ops import Registry, default_registry
 from palazzo.palace import Palace
@@ -58,13 +59,7 @@ class Bridge:
     def handle_json(self, request_json: str) -> str:
         """Answer a JSON request string with a JSON reply string (the worker's wire form)."""
         try:
-            request = json.loads(request_json)
-        except json.JSONDecodeError as err:
-            request = None
-            reply = {
-                "id": None,
-                "ok": False,
-                "error": PalazzoError(f"request is not valid JSON: {err}").to_dict(),
-            }
-            return json.dumps(reply)
+            request = jsontext.loads(request_json, what="the request", error=PalazzoError)
+        except PalazzoError as err:
+            return json.dumps({"id": None, "ok": False, "error": err.to_dict()})
         return json.dumps(self.handle(request))

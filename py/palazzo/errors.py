@@ -31,3 +31,15 @@ class UnknownOperation(PalazzoError):
     """A host asked for an operation name the registry does not have."""
 
     code = "unknown_operation"
+
+
+class NotFound(PalazzoError):
+    """The drawer, wing, room or other named thing does not exist in this palace."""
+
+    code = "not_found"
+
+
+class ImportRejected(PalazzoError):
+    """A palace file failed validation; the open palace was left as it was."""
+
+    code = "import_rejected"

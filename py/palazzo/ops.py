@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from palazzo.errors import UnknownOperation, ValidationError
+import numpy as np
+
+from palazzo.errors import NotFound, UnknownOperation, ValidationError
 from palazzo.palace import Palace
 from palazzo.schema import validate
 
@@ -87,13 +89,31 @@ class Registry:
         return op.run(palace, args)
 
 
+def _obj(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(required),
+            "additionalProperties": False}
+
+
+NAME = {"type": "string", "minLength": 1, "maxLength": 200}
+TEXT = {"type": "string", "minLength": 1}
+OPT_TEXT = {"type": "string"}
+IMPORTANCE = {"type": "number", "minimum": 0, "maximum": 1}
+LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000}
+THRESHOLD = {"type": "number", "minimum": -1, "maximum": 1}
+
+
 def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
     from palazzo import __version__
 
+    emb = palace.embedder
+    store = palace.drawers
     return {
         "name": palace.name,
         "created_at": palace.created_at,
         **palace.counts(),
+        "embedded": int(store.has_vector[: store.size].sum()),
+        "embedder": None if emb is None else {"name": emb.name, "dim": emb.dim,
+                                              "fingerprint": emb.fingerprint},
         "engine": {
             "version": __version__,
             "python": platform.python_version(),
@@ -104,18 +124,242 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
     }
 
 
-def default_registry() -> Registry:
-    """Return a new registry holding every built-in operation.
+def _room_counts(palace: Palace) -> dict[tuple[str, str], int]:
+    counts: dict[tuple[str, str], int] = {}
+    s = palace.drawers
+    for r in s.live_rows():
+        key = (s.wing[r], s.room[r])
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
-    A new registry each call keeps hosts free of shared global state.
-    """
-    reg = Registry()
-    reg.add(
-        Operation(
-            name="palace_status",
-            summary="Name, size (wings, rooms, drawers) and engine version of the open palace.",
-            schema={"type": "object", "properties": {}, "additionalProperties": False},
-            run=_palace_status,
-        )
+
+def _list_wings(palace: Palace, args: dict[str, Any]) -> Result:
+    counts = _room_counts(palace)
+    wings = []
+    for w in sorted(palace.wings):
+        rooms = [k for k in palace.rooms if k[0] == w]
+        wings.append({"name": w, "description": palace.wings[w].description,
+                      "rooms": len(rooms), "drawers": sum(counts.get(k, 0) for k in rooms)})
+    return {"wings": wings}
+
+
+def _list_rooms(palace: Palace, args: dict[str, Any]) -> Result:
+    wing = args.get("wing")
+    if wing is not None and wing not in palace.wings:
+        raise NotFound(f"no wing named {wing!r}")
+    counts = _room_counts(palace)
+    rooms = [{"wing": r.wing, "name": r.name, "description": r.description,
+              "drawers": counts.get(k, 0)}
+             for k, r in sorted(palace.rooms.items()) if wing is None or r.wing == wing]
+    return {"rooms": rooms}
+
+
+def _get_taxonomy(palace: Palace, args: dict[str, Any]) -> Result:
+    counts = _room_counts(palace)
+    tree: dict[str, dict[str, int]] = {w: {} for w in sorted(palace.wings)}
+    for (w, r) in sorted(palace.rooms):
+        tree[w][r] = counts.get((w, r), 0)
+    return {"taxonomy": tree}
+
+
+def _add_wing(palace: Palace, args: dict[str, Any]) -> Result:
+    wing, created = palace.add_wing(args["name"], args.get("description", ""))
+    return {"wing": wing.name, "created": created}
+
+
+def _add_room(palace: Palace, args: dict[str, Any]) -> Result:
+    room, created = palace.add_room(args["wing"], args["name"], args.get("description", ""))
+    return {"wing": room.wing, "room": room.name, "created": created}
+
+
+def _add_drawer(palace: Palace, args: dict[str, Any]) -> Result:
+    did, created = palace.add_drawer(
+        args["wing"], args["room"], args["content"], source=args.get("source", ""),
+        source_file=args.get("source_file", ""), importance=args.get("importance", 0.5),
+        closet=args.get("closet"),
     )
+    return {"drawer_id": did, "created": created}
+
+
+def _get_drawer(palace: Palace, args: dict[str, Any]) -> Result:
+    return {"drawer": palace.drawer(args["drawer_id"]).to_dict()}
+
+
+def _update_drawer(palace: Palace, args: dict[str, Any]) -> Result:
+    fields = {k: args[k] for k in ("content", "importance", "source", "source_file") if k in args}
+    return {"drawer": palace.update_drawer(args["drawer_id"], **fields).to_dict()}
+
+
+def _delete_drawer(palace: Palace, args: dict[str, Any]) -> Result:
+    palace.delete_drawer(args["drawer_id"])
+    return {"drawer_id": args["drawer_id"], "deleted": True}
+
+
+def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
+    from palazzo.model import drawer_id
+    from palazzo.search import vector_scores
+
+    content = args["content"]
+    threshold = args.get("threshold", 0.9)
+    exact = None
+    if "wing" in args and "room" in args:
+        did = drawer_id(content, args["wing"], args["room"])
+        exact = did if did in palace.drawers.row_of else None
+    s = palace.drawers
+    if exact is None:
+        for r in s.live_rows():
+            if s.content[r] == content:
+                exact = s.ids[r]
+                break
+    near = []
+    sims = vector_scores(palace, content)
+    if sims is not None:
+        rows = [int(r) for r in np.flatnonzero(sims >= threshold)]
+        rows.sort(key=lambda r: (-sims[r], r))
+        near = [{"drawer_id": s.ids[r], "wing": s.wing[r], "room": s.room[r],
+                 "similarity": round(float(sims[r]), 6)} for r in rows[: args.get("limit", 10)]]
+    return {"is_duplicate": exact is not None or bool(near), "exact": exact, "near": near}
+
+
+def _search(palace: Palace, args: dict[str, Any]) -> Result:
+    from palazzo.search import search
+
+    hits = search(palace, args["query"], limit=args.get("limit", 10), wing=args.get("wing"),
+                  room=args.get("room"), mode=args.get("mode", "hybrid"))
+    return {"query": args["query"], "results": [h.to_dict() for h in hits]}
+
+
+def _bulk_replace(palace: Palace, args: dict[str, Any]) -> Result:
+    find, replace = args["find"], args["replace"]
+    mask = palace.drawers.mask(args.get("wing"), args.get("room"))
+    changed = []
+    for r in np.flatnonzero(mask):
+        text = palace.drawers.content[r]
+        if find in text:
+            new = text.replace(find, replace)
+            if not new.strip():
+                raise ValidationError(
+                    f"replacing would leave drawer {palace.drawers.ids[r]} empty; nothing changed"
+                )
+            changed.append((palace.drawers.ids[r], new))
+    if not args.get("dry_run", False):
+        for did, new in changed:
+            palace.update_drawer(did, content=new)
+    return {"matched": len(changed), "changed": 0 if args.get("dry_run") else len(changed),
+            "drawer_ids": [d for d, _ in changed]}
+
+
+def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
+    if palace.embedder is None:
+        raise ValidationError("this palace has no embedder to reindex with")
+    s = palace.drawers
+    rows = s.live_rows()
+    if not args.get("force", False):
+        rows = rows[~s.has_vector[rows]]
+    done = palace.embed_rows(rows)
+    return {"embedded": done, "embedder": palace.embedder.name,
+            "total_embedded": int(s.has_vector[: s.size].sum())}
+
+
+def _export(palace: Palace, args: dict[str, Any]) -> Result:
+    from palazzo.palacefile import export_jsonl, export_palace
+
+    if args.get("format", "json") == "jsonl":
+        return {"format": "jsonl", "text": export_jsonl(palace)}
+    vectors = args.get("vectors", "float32")
+    return {"format": "json",
+            "document": export_palace(palace, vectors=None if vectors == "none" else vectors)}
+
+
+def _import(palace: Palace, args: dict[str, Any]) -> Result:
+    from palazzo.palacefile import parse, read_palace
+
+    if "document" in args:
+        doc = args["document"]
+    elif "text" in args:
+        doc = parse(args["text"])
+    else:
+        raise ValidationError("import needs 'document' (an object) or 'text' (JSON text)")
+
+    def make(**kw: Any) -> Palace:
+        return Palace(embedder=palace.embedder, clock=palace.clock, **kw)
+
+    new = read_palace(doc, make)
+    missing = 0
+    if palace.embedder is not None and args.get("reindex", True):
+        s = new.drawers
+        rows = s.live_rows()
+        missing = new.embed_rows(rows[~s.has_vector[rows]])
+    palace.replace_with(new)
+    return {"imported": new.counts(), "embedded_now": missing}
+
+
+def _build() -> Registry:
+    reg = Registry()
+    add = reg.add
+    add(Operation("palace_status", "Name, size, embedder and engine of the open palace.",
+                  _obj({}), _palace_status))
+    add(Operation("list_wings", "Wings with their room and drawer counts.", _obj({}),
+                  _list_wings))
+    add(Operation("list_rooms", "Rooms (of one wing, or all) with drawer counts.",
+                  _obj({"wing": NAME}), _list_rooms))
+    add(Operation("get_taxonomy", "Wing -> room -> drawer count tree.", _obj({}),
+                  _get_taxonomy))
+    add(Operation("add_wing", "Create a wing (a major domain); existing wings are kept.",
+                  _obj({"name": NAME, "description": OPT_TEXT}, ("name",)), _add_wing,
+                  mutates=True))
+    add(Operation("add_room", "Create a room in a wing (the wing is created if missing).",
+                  _obj({"wing": NAME, "name": NAME, "description": OPT_TEXT},
+                       ("wing", "name")), _add_room, mutates=True))
+    add(Operation("add_drawer",
+                  "Store verbatim text in a wing/room; the same text in the same room is "
+                  "stored once.",
+                  _obj({"wing": NAME, "room": NAME, "content": TEXT, "source": OPT_TEXT,
+                        "source_file": OPT_TEXT, "importance": IMPORTANCE, "closet": NAME},
+                       ("wing", "room", "content")), _add_drawer, mutates=True))
+    add(Operation("get_drawer", "One drawer with its full text and metadata.",
+                  _obj({"drawer_id": NAME}, ("drawer_id",)), _get_drawer))
+    add(Operation("update_drawer", "Change a drawer's text or metadata; its id is kept.",
+                  _obj({"drawer_id": NAME, "content": TEXT, "importance": IMPORTANCE,
+                        "source": OPT_TEXT, "source_file": OPT_TEXT}, ("drawer_id",)),
+                  _update_drawer, mutates=True))
+    add(Operation("delete_drawer", "Delete a drawer from the palace and every index.",
+                  _obj({"drawer_id": NAME}, ("drawer_id",)), _delete_drawer, mutates=True))
+    add(Operation("check_duplicate",
+                  "Whether text is already stored: exact match, and near matches by cosine.",
+                  _obj({"content": TEXT, "wing": NAME, "room": NAME, "threshold": THRESHOLD,
+                        "limit": LIMIT}, ("content",)), _check_duplicate))
+    add(Operation("search",
+                  "Hybrid search (vectors + BM25, fused by RRF) with optional wing/room filter.",
+                  _obj({"query": TEXT, "limit": LIMIT, "wing": NAME, "room": NAME,
+                        "mode": {"enum": ["hybrid", "vector", "bm25"]}}, ("query",)),
+                  _search))
+    add(Operation("bulk_replace", "Find and replace text across drawers (optionally a wing "
+                  "or room); changed drawers are re-indexed.",
+                  _obj({"find": TEXT, "replace": {"type": "string"}, "wing": NAME,
+                        "room": NAME, "dry_run": {"type": "boolean"}}, ("find", "replace")),
+                  _bulk_replace, mutates=True))
+    add(Operation("reindex", "Embed drawers that lack a vector of the current embedder "
+                  "(all of them with force).",
+                  _obj({"force": {"type": "boolean"}}), _reindex, mutates=True))
+    add(Operation("export", "The palace as a palace JSON document (or JSONL, a drawer a line).",
+                  _obj({"format": {"enum": ["json", "jsonl"]},
+                        "vectors": {"enum": ["float32", "float16", "none"]}}), _export))
+    add(Operation("import", "Replace the open palace by a palace JSON document, validated "
+                  "completely first; on any error nothing changes.",
+                  _obj({"document": {"type": "object"}, "text": {"type": "string"},
+                        "reindex": {"type": "boolean"}}), _import, mutates=True))
     return reg
+
+
+REGISTRY = _build()
+
+
+def catalog() -> list[dict[str, Any]]:
+    """Return every operation's name, summary, input schema and whether it mutates."""
+    return REGISTRY.describe()
+
+
+def default_registry() -> Registry:
+    """Return a new registry holding every built-in operation (for hosts that extend it)."""
+    return _build()

@@ -1,41 +1,299 @@
-"""The palace: the root of the Palace > Wing > Room > Closet > Drawer hierarchy.
+"""The palace: Palace > Wing > Room > Closet > Drawer, with its graph, vectors and text index.
 
-This first version holds only what the pipeline needs (a name, its creation time and empty
-wing/room/drawer collections); the engine issue fills in the model and the NumPy store.
+All mutation goes through methods here (and, for users, through :mod:`palazzo.ops`), so the
+embedding matrix, the BM25 index and the graph never drift apart.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from palazzo.embed import Embedder
+from palazzo.errors import NotFound, ValidationError
+from palazzo.model import (
+    PALACE_ID,
+    Agent,
+    Closet,
+    Drawer,
+    EdgeKind,
+    Entity,
+    Room,
+    Wing,
+    clean_name,
+    closet_id,
+    drawer_id,
+    room_id,
+    wing_id,
+)
+from palazzo.store import DrawerStore, EdgeTable
 
 Clock = Callable[[], float]
+Progress = Callable[[int, int], None]
+
+DEFAULT_DIM = 384
+MAX_CONTENT = 5_000_000  # characters: one drawer is a memory, not a data dump
 
 
-@dataclass(slots=True)
 class Palace:
-    """An in-memory palace.
+    """An in-memory palace. Clock, randomness and embedder are injected for reproducibility.
 
-    The clock is injected so that runs are reproducible in tests and journals can replay an
-    operation with the time it first ran at.
+    ``similar_threshold``: drawers whose cosine to a new drawer is at least this get a
+    SIMILAR_TO edge (at most ``similar_limit`` per new drawer); None disables the links.
     """
 
-    name: str = "palace"
-    clock: Clock = time.time
-    created_at: float = field(default=-1.0)
-    wings: dict[str, object] = field(default_factory=dict)
-    rooms: dict[str, object] = field(default_factory=dict)
-    drawers: dict[str, object] = field(default_factory=dict)
+    def __init__(
+        self,
+        name: str = "palace",
+        embedder: Embedder | None = None,
+        clock: Clock = time.time,
+        seed: int = 0,
+        similar_threshold: float | None = 0.9,
+        similar_limit: int = 5,
+    ) -> None:
+        self.name = name
+        self.clock = clock
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.created_at = float(clock())
+        self.embedder = embedder
+        self.similar_threshold = similar_threshold
+        self.similar_limit = similar_limit
+        self.wings: dict[str, Wing] = {}
+        self.rooms: dict[tuple[str, str], Room] = {}
+        self.closets: dict[tuple[str, str, str], Closet] = {}
+        self.entities: dict[str, Entity] = {}
+        self.agents: dict[str, Agent] = {}
+        dim = embedder.dim if embedder is not None else DEFAULT_DIM
+        self.drawers = DrawerStore(dim)
+        if embedder is not None:
+            self.drawers.set_fingerprint(embedder.fingerprint)
+        self.edges = EdgeTable()
+        from palazzo.textindex import BM25Index
 
-    def __post_init__(self) -> None:
-        if self.created_at < 0:
-            self.created_at = float(self.clock())
+        self.text_index = BM25Index()
 
+    # -- operations entry point -------------------------------------------------------------
+    def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run the named operation on this palace and return its JSON-able result."""
+        from palazzo.ops import REGISTRY
+
+        return REGISTRY.call(self, name, args)
+
+    def replace_with(self, other: Palace) -> None:
+        """Take over every piece of state of ``other`` (an import's atomic switch)."""
+        self.__dict__.update(other.__dict__)
+
+    # -- hierarchy --------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        """Return how many wings, rooms and drawers the palace holds (O(1))."""
+        """Return how many wings, rooms, closets, drawers, edges, entities and agents exist."""
         return {
             "wings": len(self.wings),
             "rooms": len(self.rooms),
+            "closets": len(self.closets),
             "drawers": len(self.drawers),
+            "edges": len(self.edges),
+            "entities": len(self.entities),
+            "agents": len(self.agents),
         }
+
+    def add_wing(self, name: str, description: str = "") -> tuple[Wing, bool]:
+        """Return (the wing called ``name``, whether it was created now)."""
+        name = clean_name(name, "wing")
+        if name in self.wings:
+            return self.wings[name], False
+        wing = Wing(name=name, description=description, created_at=float(self.clock()))
+        self.wings[name] = wing
+        self.edges.add(EdgeKind.HAS_WING, PALACE_ID, wing.id)
+        return wing, True
+
+    def add_room(self, wing: str, name: str, description: str = "") -> tuple[Room, bool]:
+        """Return (the room ``name`` of ``wing``, whether it was created now).
+
+        A new room gets a HALL to every room of its wing and a TUNNEL to every room of the
+        same name in other wings (the same topic seen from another domain).
+        """
+        w, _ = self.add_wing(wing)
+        name = clean_name(name, "room")
+        key = (w.name, name)
+        if key in self.rooms:
+            return self.rooms[key], False
+        room = Room(wing=w.name, name=name, description=description,
+                    created_at=float(self.clock()))
+        for (other_wing, other_name), other in self.rooms.items():
+            if other_wing == w.name:
+                self.edges.add(EdgeKind.HALL, other.id, room.id, {"hall_type": "corridor"})
+            elif other_name == name:
+                self.edges.add(EdgeKind.TUNNEL, other.id, room.id)
+        self.rooms[key] = room
+        self.edges.add(EdgeKind.HAS_ROOM, w.id, room.id)
+        return room, True
+
+    def add_closet(self, wing: str, room: str, name: str, summary: str = "") -> Closet:
+        """Return the closet ``name`` in ``wing``/``room``, creating it (and its room)."""
+        r, _ = self.add_room(wing, room)
+        name = clean_name(name, "closet")
+        key = (r.wing, r.name, name)
+        if key not in self.closets:
+            closet = Closet(r.wing, r.name, name, summary, float(self.clock()))
+            self.closets[key] = closet
+            self.edges.add(EdgeKind.HAS_CLOSET, r.id, closet.id)
+        return self.closets[key]
+
+    def room(self, wing: str, room: str) -> Room:
+        """Return an existing room or raise NotFound naming what is missing."""
+        if wing not in self.wings:
+            raise NotFound(f"no wing named {wing!r}")
+        try:
+            return self.rooms[(wing, room)]
+        except KeyError:
+            raise NotFound(f"wing {wing!r} has no room named {room!r}") from None
+
+    # -- drawers ----------------------------------------------------------------------------
+    def add_drawer(
+        self,
+        wing: str,
+        room: str,
+        content: str,
+        source: str = "",
+        source_file: str = "",
+        importance: float = 0.5,
+        closet: str | None = None,
+        created_at: float | None = None,
+    ) -> tuple[str, bool]:
+        """Store verbatim ``content`` in ``wing``/``room``; return (drawer id, created now).
+
+        The id is deterministic (content + wing + room), so adding the same drawer twice
+        changes nothing the second time. Cost: one embedding plus one matrix-vector product
+        for SIMILAR_TO links when they are enabled.
+        """
+        _check_content(content)
+        if not 0.0 <= importance <= 1.0:
+            raise ValidationError("importance must be between 0 and 1")
+        r, _ = self.add_room(wing, room)
+        did = drawer_id(content, r.wing, r.name)
+        if did in self.drawers.row_of:
+            return did, False
+        parent = r.id
+        if closet is not None:
+            parent = self.add_closet(r.wing, r.name, closet).id
+        now = float(self.clock()) if created_at is None else float(created_at)
+        row = self.drawers.add(
+            did, content, r.wing, r.name, closet, source, source_file,
+            {"importance": importance, "created_at": now, "accessed_at": now},
+        )
+        self.edges.add(EdgeKind.HAS_DRAWER, parent, did)
+        self.text_index.add(row, content)
+        if self.embedder is not None:
+            self.drawers.set_vector(row, self.embedder.embed([content])[0])
+            self._link_similar(row)
+        return did, True
+
+    def _link_similar(self, row: int) -> None:
+        if self.similar_threshold is None or not self.drawers.has_vector[row]:
+            return
+        n = self.drawers.size
+        sims = self.drawers.vectors[:n] @ self.drawers.vectors[row]
+        sims[~self.drawers.has_vector[:n]] = -np.inf
+        sims[row] = -np.inf
+        candidates = np.flatnonzero(sims >= self.similar_threshold)
+        if len(candidates) > self.similar_limit:
+            candidates = candidates[np.argsort(-sims[candidates], kind="stable")]
+            candidates = candidates[: self.similar_limit]
+        me = self.drawers.ids[row]
+        for other in candidates:
+            self.edges.add(EdgeKind.SIMILAR_TO, self.drawers.ids[other], me,
+                           {"cosine": round(float(sims[other]), 6)})
+
+    def row(self, drawer_id: str) -> int:
+        """Return the store row of a drawer or raise NotFound."""
+        try:
+            return self.drawers.row_of[drawer_id]
+        except KeyError:
+            raise NotFound(f"no drawer with id {drawer_id!r}") from None
+
+    def drawer(self, drawer_id: str) -> Drawer:
+        """Return the drawer ``drawer_id`` as a record (read only; nothing is touched)."""
+        row = self.row(drawer_id)
+        s = self.drawers
+        c = s.columns
+        return Drawer(
+            id=drawer_id, wing=s.wing[row], room=s.room[row], closet=s.closet[row],
+            content=s.content[row], source=s.source[row], source_file=s.source_file[row],
+            importance=float(c["importance"][row]), created_at=float(c["created_at"][row]),
+            accessed_at=float(c["accessed_at"][row]),
+            exploitation=float(c["exploitation"][row]),
+            exploration=float(c["exploration"][row]), embedded=bool(s.has_vector[row]),
+        )
+
+    def update_drawer(
+        self,
+        drawer_id: str,
+        content: str | None = None,
+        importance: float | None = None,
+        source: str | None = None,
+        source_file: str | None = None,
+    ) -> Drawer:
+        """Change a drawer in place (its id is kept) and return it; new text is re-indexed."""
+        row = self.row(drawer_id)
+        if importance is not None:
+            if not 0.0 <= importance <= 1.0:
+                raise ValidationError("importance must be between 0 and 1")
+            self.drawers.columns["importance"][row] = importance
+        if source is not None:
+            self.drawers.source[row] = source
+        if source_file is not None:
+            self.drawers.source_file[row] = source_file
+        if content is not None and content != self.drawers.content[row]:
+            _check_content(content)
+            self.drawers.content[row] = content
+            self.text_index.add(row, content)
+            if self.embedder is not None:
+                self.drawers.set_vector(row, self.embedder.embed([content])[0])
+            else:
+                self.drawers.has_vector[row] = False
+        self.drawers.columns["accessed_at"][row] = float(self.clock())
+        return self.drawer(drawer_id)
+
+    def delete_drawer(self, drawer_id: str) -> None:
+        """Remove a drawer, its edges, its vector and its text from every index."""
+        row = self.row(drawer_id)
+        for edge in self.edges.touching(drawer_id):
+            self.edges.remove(edge)
+        self.text_index.remove(row)
+        self.drawers.remove(drawer_id)
+
+    def embed_rows(self, rows: np.ndarray, batch: int = 64,
+                   progress: Progress | None = None) -> int:
+        """Embed the drawers at ``rows`` with the palace's embedder; return how many."""
+        if self.embedder is None:
+            raise ValidationError("this palace has no embedder")
+        rows = [int(r) for r in rows]
+        for start in range(0, len(rows), batch):
+            chunk = rows[start : start + batch]
+            vectors = self.embedder.embed([self.drawers.content[r] for r in chunk])
+            for r, v in zip(chunk, vectors, strict=True):
+                self.drawers.set_vector(r, v)
+            if progress is not None:
+                progress(min(start + batch, len(rows)), len(rows))
+        return len(rows)
+
+    def set_embedder(self, embedder: Embedder) -> None:
+        """Use ``embedder`` from now on; vectors of another embedder are dropped (reindex)."""
+        self.embedder = embedder
+        if embedder.dim != self.drawers.dim:
+            self.drawers.resize_vectors(embedder.dim)
+        self.drawers.set_fingerprint(embedder.fingerprint)
+
+
+def _check_content(content: str) -> None:
+    if not isinstance(content, str) or not content.strip():
+        raise ValidationError("drawer content must not be empty")
+    if len(content) > MAX_CONTENT:
+        raise ValidationError(f"drawer content is longer than {MAX_CONTENT} characters")
+
+
+__all__ = ["Palace", "closet_id", "room_id", "wing_id"]

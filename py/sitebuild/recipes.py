@@ -89,7 +89,7 @@ def palazzo_wheel(root: Path, dest_dir: Path) -> Path:
     files = {
         f"palazzo/{p.relative_to(src).as_posix()}": p.read_bytes()
         for p in sorted(src.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".json", ".txt")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     }
     dist = f"{name}-{version}"
     files[f"{dist}.dist-info/METADATA"] = wheel_metadata_file(name, version, ["numpy"])

@@ -43,3 +43,5 @@ def test_json_wire_form_round_trips_and_rejects_bad_json():
     assert reply["ok"] is True and reply["id"] == "a"
     bad = json.loads(bridge.handle_json("{not json"))
     assert bad["ok"] is False and "not valid JSON" in bad["error"]["message"]
+    deep = json.loads(bridge.handle_json("[" * 50_000 + "]" * 50_000))
+    assert "nests deeper" in deep["error"]["message"]

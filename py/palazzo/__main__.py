@@ -1,0 +1,5 @@
+import sys
+
+from palazzo.cli import main
+
+sys.exit(main())

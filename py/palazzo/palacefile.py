@@ -1,0 +1,363 @@
+"""The palace JSON file: one versioned envelope holding everything a palace is.
+
+``{"format": "palazzo", "version": 1, "exported_at": …, "palace": {…}}`` with every wing,
+room, closet, drawer (verbatim text, metadata, pheromones), edge (costs, pheromones), entity
+and agent, and optionally the embedding matrix (base64 float16 or float32) with the embedder
+that made it. Reading validates the whole file before anything is built, so a malformed,
+truncated or hostile file is refused with the place it went wrong, and the open palace is
+never touched (the caller swaps in the new palace only on success).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from palazzo import jsontext
+from palazzo.errors import ImportRejected, PalazzoError
+from palazzo.model import (
+    PALACE_ID,
+    Agent,
+    Closet,
+    EdgeKind,
+    Entity,
+    Room,
+    Wing,
+    clean_name,
+    closet_id,
+    room_id,
+    wing_id,
+)
+from palazzo.store import DRAWER_FLOATS, EDGE_FLOATS
+
+FORMAT = "palazzo"
+VERSION = 1
+VECTOR_DTYPES = {"float16": np.float16, "float32": np.float32}
+MAX_FILE_CHARS = 2_000_000_000
+
+
+def export_palace(palace, vectors: str | None = "float32", exported_at: float | None = None
+                  ) -> dict[str, Any]:
+    """Return the palace as the JSON-able envelope.
+
+    ``vectors`` is "float32" (exact), "float16" (half the size) or None (leave them out; a
+    reader re-embeds). Drawers come in row order of live rows. Cost: O(drawers + edges).
+    """
+    s = palace.drawers
+    rows = s.live_rows()
+    drawers = []
+    for r in rows:
+        r = int(r)
+        d = {
+            "id": s.ids[r], "wing": s.wing[r], "room": s.room[r], "closet": s.closet[r],
+            "content": s.content[r], "source": s.source[r], "source_file": s.source_file[r],
+        }
+        d.update({name: float(s.columns[name][r]) for name in DRAWER_FLOATS})
+        drawers.append(d)
+    edges = []
+    for i in palace.edges.live():
+        e = {"kind": palace.edges.kind[i].value, "src": palace.edges.src[i],
+             "dst": palace.edges.dst[i], "props": palace.edges.props[i]}
+        e.update({name: float(palace.edges.columns[name][i]) for name in EDGE_FLOATS})
+        edges.append(e)
+    body: dict[str, Any] = {
+        "name": palace.name,
+        "created_at": palace.created_at,
+        "seed": palace.seed,
+        "settings": {"similar_threshold": palace.similar_threshold,
+                     "similar_limit": palace.similar_limit},
+        "wings": [{"name": w.name, "description": w.description, "created_at": w.created_at}
+                  for w in palace.wings.values()],
+        "rooms": [{"wing": r.wing, "name": r.name, "description": r.description,
+                   "created_at": r.created_at} for r in palace.rooms.values()],
+        "closets": [{"wing": c.wing, "room": c.room, "name": c.name, "summary": c.summary,
+                     "created_at": c.created_at} for c in palace.closets.values()],
+        "entities": [{"id": e.id, "name": e.name, "type": e.type, "properties": e.properties}
+                     for e in palace.entities.values()],
+        "agents": [{"id": a.id, "name": a.name, "focus": a.focus, "archetype": a.archetype,
+                    "created_at": a.created_at, "state": a.state}
+                   for a in palace.agents.values()],
+        "drawers": drawers,
+        "edges": edges,
+        "vectors": None,
+    }
+    emb = palace.embedder
+    embedded = [int(r) for r in rows if s.has_vector[r]]
+    if vectors is not None and emb is not None and embedded:
+        if vectors not in VECTOR_DTYPES:
+            raise PalazzoError(f"vectors must be one of {', '.join(VECTOR_DTYPES)} or None")
+        matrix = s.vectors[embedded].astype(VECTOR_DTYPES[vectors])
+        body["vectors"] = {
+            "embedder": emb.name, "fingerprint": emb.fingerprint, "dim": int(s.dim),
+            "dtype": vectors, "ids": [s.ids[r] for r in embedded],
+            "data": base64.b64encode(matrix.astype("<" + matrix.dtype.str[1:]).tobytes())
+            .decode("ascii"),
+        }
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": float(palace.clock() if exported_at is None else exported_at),
+        "palace": body,
+    }
+
+
+def export_jsonl(palace) -> str:
+    """Return one JSON line a drawer (row order), for diffs and git; no vectors."""
+    doc = export_palace(palace, vectors=None, exported_at=0.0)["palace"]["drawers"]
+    return "".join(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n" for d in doc)
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+class _Check:
+    """Small typed accessors that raise ImportRejected naming the path of the bad value."""
+
+    @staticmethod
+    def obj(value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise ImportRejected(f"{where} must be an object")
+        return value
+
+    @staticmethod
+    def arr(value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise ImportRejected(f"{where} must be a list")
+        return value
+
+    @staticmethod
+    def text(d: dict[str, Any], key: str, where: str, default: str | None = None,
+             nullable: bool = False) -> Any:
+        if key not in d:
+            if default is not None or nullable:
+                return default
+            raise ImportRejected(f"{where}.{key} is missing")
+        value = d[key]
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str):
+            raise ImportRejected(f"{where}.{key} must be a string")
+        return value
+
+    @staticmethod
+    def num(d: dict[str, Any], key: str, where: str, default: float | None = None,
+            lo: float = -math.inf, hi: float = math.inf) -> float:
+        if key not in d:
+            if default is None:
+                raise ImportRejected(f"{where}.{key} is missing")
+            return default
+        value = d[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ImportRejected(f"{where}.{key} must be a number")
+        if not math.isfinite(value) or not lo <= value <= hi:
+            raise ImportRejected(f"{where}.{key} is out of range ({value})")
+        return float(value)
+
+    @staticmethod
+    def name(d: dict[str, Any], key: str, where: str, what: str) -> str:
+        value = _Check.text(d, key, where)
+        try:
+            cleaned = clean_name(value, what)
+        except PalazzoError as err:
+            raise ImportRejected(f"{where}.{key}: {err}") from None
+        if cleaned != value:
+            raise ImportRejected(f"{where}.{key} is not a normalised {what} name")
+        return value
+
+
+def parse(text: str | bytes) -> dict[str, Any]:
+    """Return the JSON document in ``text``; syntax errors and hostile nesting are refused."""
+    if len(text) > MAX_FILE_CHARS:
+        raise ImportRejected("the file is larger than palazzo reads (2 GB)")
+    return jsontext.loads(text, what="the palace file", error=ImportRejected)
+
+
+def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
+    """Validate the envelope ``doc`` completely, then return a new palace built from it.
+
+    ``make_palace(name=…, seed=…, similar_threshold=…, similar_limit=…)`` creates the empty
+    palace (the caller supplies clock and embedder). Vectors are restored only when their
+    fingerprint matches that embedder's; otherwise those drawers are left for ``reindex``.
+    Raises ImportRejected with the path of the first problem.
+    """
+    c = _Check
+    env = c.obj(doc, "file")
+    if env.get("format") != FORMAT:
+        raise ImportRejected("file.format must be 'palazzo' (this is not a palazzo palace file)")
+    version = env.get("version")
+    if version != VERSION:
+        raise ImportRejected(f"file.version {version!r} is not supported (this palazzo reads 1)")
+    body = c.obj(env.get("palace"), "file.palace")
+    where = "palace"
+    name = c.text(body, "name", where)
+    settings = c.obj(body.get("settings", {}), f"{where}.settings")
+    threshold = settings.get("similar_threshold", 0.9)
+    if threshold is not None:
+        threshold = c.num(settings, "similar_threshold", f"{where}.settings", lo=-1.0, hi=1.0)
+    limit = int(c.num(settings, "similar_limit", f"{where}.settings", 5.0, 0, 10_000))
+    seed = body.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ImportRejected(f"{where}.seed must be a non-negative integer")
+
+    wings = []
+    for i, w in enumerate(c.arr(body.get("wings", []), f"{where}.wings")):
+        at = f"{where}.wings[{i}]"
+        w = c.obj(w, at)
+        wings.append(Wing(c.name(w, "name", at, "wing"), c.text(w, "description", at, ""),
+                          c.num(w, "created_at", at, 0.0)))
+    wing_names = {w.name for w in wings}
+    if len(wing_names) != len(wings):
+        raise ImportRejected(f"{where}.wings has duplicate names")
+
+    rooms = []
+    for i, r in enumerate(c.arr(body.get("rooms", []), f"{where}.rooms")):
+        at = f"{where}.rooms[{i}]"
+        r = c.obj(r, at)
+        room = Room(c.name(r, "wing", at, "wing"), c.name(r, "name", at, "room"),
+                    c.text(r, "description", at, ""), c.num(r, "created_at", at, 0.0))
+        if room.wing not in wing_names:
+            raise ImportRejected(f"{at}.wing: no wing named {room.wing!r} in the file")
+        rooms.append(room)
+    room_keys = {(r.wing, r.name) for r in rooms}
+    if len(room_keys) != len(rooms):
+        raise ImportRejected(f"{where}.rooms has duplicates")
+
+    closets = []
+    for i, cl in enumerate(c.arr(body.get("closets", []), f"{where}.closets")):
+        at = f"{where}.closets[{i}]"
+        cl = c.obj(cl, at)
+        closet = Closet(c.name(cl, "wing", at, "wing"), c.name(cl, "room", at, "room"),
+                        c.name(cl, "name", at, "closet"), c.text(cl, "summary", at, ""),
+                        c.num(cl, "created_at", at, 0.0))
+        if (closet.wing, closet.room) not in room_keys:
+            raise ImportRejected(f"{at}: no room {closet.wing!r}/{closet.room!r} in the file")
+        closets.append(closet)
+    closet_keys = {(x.wing, x.room, x.name) for x in closets}
+
+    entities = []
+    for i, e in enumerate(c.arr(body.get("entities", []), f"{where}.entities")):
+        at = f"{where}.entities[{i}]"
+        e = c.obj(e, at)
+        entities.append(Entity(c.text(e, "id", at), c.text(e, "name", at),
+                               c.text(e, "type", at, "concept"),
+                               c.obj(e.get("properties", {}), f"{at}.properties")))
+    agents = []
+    for i, a in enumerate(c.arr(body.get("agents", []), f"{where}.agents")):
+        at = f"{where}.agents[{i}]"
+        a = c.obj(a, at)
+        agents.append(Agent(c.text(a, "id", at), c.text(a, "name", at),
+                            c.text(a, "focus", at, ""), c.text(a, "archetype", at, "balanced"),
+                            c.num(a, "created_at", at, 0.0),
+                            c.obj(a.get("state", {}), f"{at}.state")))
+
+    drawers = []
+    seen: set[str] = set()
+    for i, d in enumerate(c.arr(body.get("drawers", []), f"{where}.drawers")):
+        at = f"{where}.drawers[{i}]"
+        d = c.obj(d, at)
+        rec = {
+            "id": c.text(d, "id", at),
+            "wing": c.name(d, "wing", at, "wing"),
+            "room": c.name(d, "room", at, "room"),
+            "closet": c.text(d, "closet", at, nullable=True),
+            "content": c.text(d, "content", at),
+            "source": c.text(d, "source", at, ""),
+            "source_file": c.text(d, "source_file", at, ""),
+        }
+        for key in DRAWER_FLOATS:
+            hi = 1.0 if key == "importance" else math.inf
+            lo = 0.0 if key == "importance" else -math.inf
+            rec[key] = c.num(d, key, at, 0.5 if key == "importance" else 0.0, lo, hi)
+        if not rec["content"].strip():
+            raise ImportRejected(f"{at}.content must not be empty")
+        if rec["id"] in seen:
+            raise ImportRejected(f"{at}.id {rec['id']!r} appears twice")
+        if (rec["wing"], rec["room"]) not in room_keys:
+            raise ImportRejected(f"{at}: no room {rec['wing']!r}/{rec['room']!r} in the file")
+        closet = (rec["wing"], rec["room"], rec["closet"])
+        if rec["closet"] is not None and closet not in closet_keys:
+            raise ImportRejected(f"{at}.closet: no closet {rec['closet']!r} in that room")
+        seen.add(rec["id"])
+        drawers.append(rec)
+
+    nodes = {PALACE_ID, *seen, *(wing_id(w) for w in wing_names),
+             *(room_id(*k) for k in room_keys), *(closet_id(*k) for k in closet_keys),
+             *(e.id for e in entities), *(a.id for a in agents)}
+    edges = []
+    kinds = {k.value: k for k in EdgeKind}
+    for i, e in enumerate(c.arr(body.get("edges", []), f"{where}.edges")):
+        at = f"{where}.edges[{i}]"
+        e = c.obj(e, at)
+        kind = c.text(e, "kind", at)
+        if kind not in kinds:
+            raise ImportRejected(f"{at}.kind {kind!r} is not an edge kind")
+        rec = {"kind": kinds[kind], "src": c.text(e, "src", at), "dst": c.text(e, "dst", at),
+               "props": c.obj(e.get("props", {}), f"{at}.props")}
+        for end in ("src", "dst"):
+            if rec[end] not in nodes:
+                raise ImportRejected(f"{at}.{end}: no node {rec[end]!r} in the file")
+        for key in EDGE_FLOATS:
+            rec[key] = c.num(e, key, at, 1.0 if "cost" in key else 0.0, 0.0)
+        edges.append(rec)
+
+    vectors = _read_vectors(body.get("vectors"), seen, f"{where}.vectors")
+
+    palace = make_palace(name=name, seed=seed, similar_threshold=threshold,
+                         similar_limit=limit)
+    palace.created_at = c.num(body, "created_at", where, 0.0)
+    for w in wings:
+        palace.wings[w.name] = w
+    for r in rooms:
+        palace.rooms[(r.wing, r.name)] = r
+    for x in closets:
+        palace.closets[(x.wing, x.room, x.name)] = x
+    palace.entities = {e.id: e for e in entities}
+    palace.agents = {a.id: a for a in agents}
+    for rec in drawers:
+        row = palace.drawers.add(rec["id"], rec["content"], rec["wing"], rec["room"],
+                                 rec["closet"], rec["source"], rec["source_file"],
+                                 {k: rec[k] for k in DRAWER_FLOATS})
+        palace.text_index.add(row, rec["content"])
+    for rec in edges:
+        i = palace.edges.add(rec["kind"], rec["src"], rec["dst"], rec["props"])
+        for key in EDGE_FLOATS:
+            palace.edges.columns[key][i] = rec[key]
+    emb = palace.embedder
+    if vectors is not None and emb is not None and vectors["fingerprint"] == emb.fingerprint \
+            and vectors["dim"] == palace.drawers.dim:
+        for drawer, vec in zip(vectors["ids"], vectors["matrix"], strict=True):
+            palace.drawers.set_vector(palace.drawers.row_of[drawer], vec)
+    return palace
+
+
+def _read_vectors(value: Any, ids: set[str], where: str) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    c = _Check
+    v = c.obj(value, where)
+    dtype = c.text(v, "dtype", where)
+    if dtype not in VECTOR_DTYPES:
+        raise ImportRejected(f"{where}.dtype must be float16 or float32")
+    dim = int(c.num(v, "dim", where, lo=1, hi=65_536))
+    names = c.arr(v.get("ids"), f"{where}.ids")
+    if len(set(names)) != len(names) or not all(isinstance(n, str) and n in ids for n in names):
+        raise ImportRejected(f"{where}.ids must name each drawer of the file at most once")
+    try:
+        raw = base64.b64decode(c.text(v, "data", where), validate=True)
+    except ValueError:
+        raise ImportRejected(f"{where}.data is not valid base64") from None
+    itemsize = np.dtype(VECTOR_DTYPES[dtype]).itemsize
+    if len(raw) != len(names) * dim * itemsize:
+        raise ImportRejected(
+            f"{where}.data holds {len(raw)} bytes, expected {len(names)}×{dim}×{itemsize}"
+        )
+    matrix = np.frombuffer(raw, dtype="<" + np.dtype(VECTOR_DTYPES[dtype]).str[1:])
+    matrix = matrix.reshape(len(names), dim).astype(np.float32)
+    if not np.isfinite(matrix).all():
+        raise ImportRejected(f"{where}.data holds values that are not finite")
+    return {"fingerprint": c.text(v, "fingerprint", where), "dim": dim, "ids": names,
+            "matrix": matrix}

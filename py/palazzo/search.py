@@ -1,0 +1,129 @@
+"""Hybrid retrieval over a palace: vector top-k, BM25, fused by Reciprocal Rank Fusion.
+
+Vector scores are one matrix-vector product over the normalised embedding matrix; BM25 is
+sparse algebra over the text index; both are restricted to the wing/room mask before ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from palazzo import fusion
+from palazzo.errors import ValidationError
+
+MODES = ("hybrid", "vector", "bm25", "blend")
+# How deep each ranked list goes into the fusion, per requested result.
+DEPTH_PER_RESULT = 8
+MIN_DEPTH = 50
+RRF_K = 60
+
+
+@dataclass(slots=True)
+class Hit:
+    """One search result with the scores that ranked it (None where a list did not rank it)."""
+
+    drawer_id: str
+    wing: str
+    room: str
+    content: str
+    score: float
+    vector: float | None
+    bm25: float | None
+    vector_rank: int | None
+    bm25_rank: int | None
+
+    def to_dict(self, snippet: int | None = None) -> dict[str, Any]:
+        text = self.content if snippet is None else self.content[:snippet]
+        return {
+            "drawer_id": self.drawer_id,
+            "wing": self.wing,
+            "room": self.room,
+            "content": text,
+            "score": self.score,
+            "scores": {
+                "vector": self.vector,
+                "bm25": self.bm25,
+                "vector_rank": self.vector_rank,
+                "bm25_rank": self.bm25_rank,
+            },
+        }
+
+
+def vector_scores(palace, query: str) -> np.ndarray | None:
+    """Return cosine of the query to every row (None when vectors cannot be used)."""
+    store = palace.drawers
+    if palace.embedder is None or not store.has_vector[: store.size].any():
+        return None
+    q = palace.embedder.embed([query])[0]
+    scores = store.vectors[: store.size] @ q
+    scores[~store.has_vector[: store.size]] = -np.inf
+    return scores
+
+
+def search(
+    palace,
+    query: str,
+    limit: int = 10,
+    wing: str | None = None,
+    room: str | None = None,
+    mode: str = "hybrid",
+) -> list[Hit]:
+    """Return up to ``limit`` hits for ``query``, best first.
+
+    ``hybrid`` fuses the vector and BM25 rankings with RRF (k = 60) and falls back to BM25
+    when the palace has no vectors; ``vector`` and ``bm25`` use one list; ``blend`` is
+    MemPalace's 0.6·cosine + 0.4·min-max(BM25), kept to measure against. Cost: one embedding,
+    one matvec over all drawers, one sparse BM25 pass, and sorting the top candidates.
+    """
+    if mode not in MODES:
+        raise ValidationError(f"mode must be one of {', '.join(MODES)}")
+    if not query.strip():
+        raise ValidationError("query must not be empty")
+    store = palace.drawers
+    if store.size == 0:
+        return []
+    mask = store.mask(wing, room)
+    depth = max(MIN_DEPTH, DEPTH_PER_RESULT * limit)
+
+    vec = vector_scores(palace, query) if mode != "bm25" else None
+    bm = palace.text_index.scores(query, size=store.size) if mode != "vector" else None
+    if mode == "vector" and vec is None:
+        raise ValidationError("this palace has no vectors: run reindex or search with bm25")
+
+    vec_ranked = (fusion.rank(vec, mask, depth, positive=False) if vec is not None
+                  else np.empty(0, np.intp))
+    bm_ranked = fusion.rank(bm, mask, depth) if bm is not None else np.empty(0, np.intp)
+    fused = None
+    if mode == "vector":
+        order = vec_ranked[:limit]
+    elif mode == "bm25" or vec is None:
+        order = bm_ranked[:limit]
+    elif mode == "blend":
+        fused = fusion.blend(vec, bm, alpha=0.6, mask=mask)
+        order = fusion.rank(fused, mask, limit, positive=False)
+    else:
+        fused = fusion.rrf([vec_ranked, bm_ranked], k=RRF_K, size=store.size)
+        order = fusion.rank(fused, mask, limit)
+
+    vrank = {int(r): i + 1 for i, r in enumerate(vec_ranked)}
+    brank = {int(r): i + 1 for i, r in enumerate(bm_ranked)}
+    hits = []
+    for r in order:
+        r = int(r)
+        if fused is not None:
+            score = float(fused[r])
+        elif mode == "vector":
+            score = float(vec[r])
+        else:
+            score = float(bm[r])
+        hits.append(Hit(
+            drawer_id=store.ids[r], wing=store.wing[r], room=store.room[r],
+            content=store.content[r], score=score,
+            vector=float(vec[r]) if vec is not None and np.isfinite(vec[r]) else None,
+            bm25=float(bm[r]) if bm is not None else None,
+            vector_rank=vrank.get(r), bm25_rank=brank.get(r),
+        ))
+    return hits

@@ -1,0 +1,217 @@
+"""Struct-of-arrays storage: drawers and edges as NumPy columns, rows reused after deletion.
+
+Search, decay and scoring work on whole columns (one matmul over the embedding matrix, one
+multiply per pheromone array), never on Python objects one drawer at a time. Rows grow
+amortised (capacity doubles); a deleted row is marked dead, zeroed and put on a free list, so
+it can never surface in a search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from palazzo.model import BASE_COST, EdgeKind
+
+# Columns of a drawer row other than the embedding matrix.
+DRAWER_FLOATS = ("importance", "created_at", "accessed_at", "exploitation", "exploration")
+EDGE_FLOATS = ("base_cost", "current_cost", "success", "traversal", "recency")
+
+
+def _grow(array: np.ndarray, capacity: int) -> np.ndarray:
+    out = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+    out[: len(array)] = array
+    return out
+
+
+class DrawerStore:
+    """Drawer rows: texts in lists, numbers in NumPy arrays, vectors in one float32 matrix.
+
+    ``vectors`` rows are L2-normalised; ``has_vector`` says which rows hold a vector made by
+    the embedder whose fingerprint is ``fingerprint`` (vectors of another embedder are never
+    kept side by side: see :meth:`set_fingerprint`).
+    """
+
+    def __init__(self, dim: int, capacity: int = 64) -> None:
+        self.dim = dim
+        self.fingerprint: str | None = None
+        self.size = 0  # rows ever used (alive or free)
+        self.free: list[int] = []
+        self.row_of: dict[str, int] = {}
+        self.ids: list[str | None] = []
+        self.content: list[str] = []
+        self.wing: list[str] = []
+        self.room: list[str] = []
+        self.closet: list[str | None] = []
+        self.source: list[str] = []
+        self.source_file: list[str] = []
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.has_vector = np.zeros(capacity, dtype=bool)
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self.columns: dict[str, np.ndarray] = {
+            name: np.zeros(capacity, dtype=np.float64) for name in DRAWER_FLOATS
+        }
+
+    def __len__(self) -> int:
+        return len(self.row_of)
+
+    @property
+    def capacity(self) -> int:
+        return len(self.alive)
+
+    def _ensure(self, rows: int) -> None:
+        if rows <= self.capacity:
+            return
+        capacity = max(rows, 2 * self.capacity)
+        self.alive = _grow(self.alive, capacity)
+        self.has_vector = _grow(self.has_vector, capacity)
+        self.vectors = _grow(self.vectors, capacity)
+        self.columns = {k: _grow(v, capacity) for k, v in self.columns.items()}
+
+    def add(self, drawer_id: str, content: str, wing: str, room: str, closet: str | None,
+            source: str, source_file: str, numbers: dict[str, float]) -> int:
+        """Store a new drawer and return its row (a freed row is reused first). O(1) amortised."""
+        if self.free:
+            row = self.free.pop()
+        else:
+            row = self.size
+            self.size += 1
+            self._ensure(self.size)
+            for column in (self.ids, self.content, self.wing, self.room, self.closet,
+                           self.source, self.source_file):
+                column.append(None)  # type: ignore[arg-type]
+        self.row_of[drawer_id] = row
+        self.ids[row] = drawer_id
+        self.content[row] = content
+        self.wing[row] = wing
+        self.room[row] = room
+        self.closet[row] = closet
+        self.source[row] = source
+        self.source_file[row] = source_file
+        self.alive[row] = True
+        self.has_vector[row] = False
+        self.vectors[row] = 0.0
+        for name in DRAWER_FLOATS:
+            self.columns[name][row] = numbers.get(name, 0.0)
+        return row
+
+    def remove(self, drawer_id: str) -> int:
+        """Delete a drawer and return the row it had; the row is zeroed and freed. O(1)."""
+        row = self.row_of.pop(drawer_id)
+        self.ids[row] = None
+        self.content[row] = ""
+        self.alive[row] = False
+        self.has_vector[row] = False
+        self.vectors[row] = 0.0
+        for name in DRAWER_FLOATS:
+            self.columns[name][row] = 0.0
+        self.free.append(row)
+        return row
+
+    def set_vector(self, row: int, vector: np.ndarray) -> None:
+        """Store a normalised vector for ``row`` (made by the embedder of ``fingerprint``)."""
+        self.vectors[row] = vector
+        self.has_vector[row] = bool(np.any(vector))
+
+    def set_fingerprint(self, fingerprint: str) -> None:
+        """Switch the index to another embedder: vectors of the previous one are dropped.
+
+        Returns None. A palace never scores one embedder's query against another's vectors;
+        ``reindex`` then fills the rows again.
+        """
+        if fingerprint != self.fingerprint:
+            self.fingerprint = fingerprint
+            self.has_vector[:] = False
+            self.vectors[:] = 0.0
+
+    def resize_vectors(self, dim: int) -> None:
+        """Give the matrix ``dim`` columns; every vector is dropped (another embedder)."""
+        self.dim = dim
+        self.vectors = np.zeros((self.capacity, dim), dtype=np.float32)
+        self.has_vector[:] = False
+
+    def live_rows(self) -> np.ndarray:
+        """Return the rows of live drawers, in row order."""
+        return np.flatnonzero(self.alive[: self.size])
+
+    def mask(self, wing: str | None = None, room: str | None = None) -> np.ndarray:
+        """Return a boolean mask over rows [0, size) of live drawers in ``wing``/``room``."""
+        mask = self.alive[: self.size].copy()
+        if wing is not None:
+            mask &= np.fromiter((w == wing for w in self.wing), bool, self.size)
+        if room is not None:
+            mask &= np.fromiter((r == room for r in self.room), bool, self.size)
+        return mask
+
+
+@dataclass(slots=True)
+class EdgeTable:
+    """Non-drawer graph edges as columns: kind/src/dst in lists, costs and pheromones arrays.
+
+    ``out``/``inc`` map a node id to the edge indices leaving/entering it (adjacency).
+    Removing an edge marks it dead; dead edges are dropped from adjacency at once.
+    """
+
+    kind: list[EdgeKind] = field(default_factory=list)
+    src: list[str] = field(default_factory=list)
+    dst: list[str] = field(default_factory=list)
+    props: list[dict[str, Any]] = field(default_factory=list)
+    alive: np.ndarray = field(default_factory=lambda: np.zeros(16, dtype=bool))
+    columns: dict[str, np.ndarray] = field(
+        default_factory=lambda: {n: np.zeros(16, dtype=np.float64) for n in EDGE_FLOATS}
+    )
+    out: dict[str, list[int]] = field(default_factory=dict)
+    inc: dict[str, list[int]] = field(default_factory=dict)
+    index: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.alive[: len(self.kind)].sum())
+
+    def find(self, kind: EdgeKind, src: str, dst: str) -> int | None:
+        """Return the index of the live ``kind`` edge from ``src`` to ``dst``, or None."""
+        return self.index.get((kind.value, src, dst))
+
+    def add(self, kind: EdgeKind, src: str, dst: str, props: dict[str, Any] | None = None,
+            base_cost: float | None = None) -> int:
+        """Add an edge (or return the existing live one of that kind and ends). O(1) amortised."""
+        existing = self.find(kind, src, dst)
+        if existing is not None:
+            return existing
+        i = len(self.kind)
+        if i >= len(self.alive):
+            capacity = 2 * len(self.alive)
+            self.alive = _grow(self.alive, capacity)
+            self.columns = {k: _grow(v, capacity) for k, v in self.columns.items()}
+        self.kind.append(kind)
+        self.src.append(src)
+        self.dst.append(dst)
+        self.props.append(dict(props or {}))
+        cost = BASE_COST[kind] if base_cost is None else base_cost
+        self.alive[i] = True
+        for name in EDGE_FLOATS:
+            self.columns[name][i] = 0.0
+        self.columns["base_cost"][i] = cost
+        self.columns["current_cost"][i] = cost
+        self.out.setdefault(src, []).append(i)
+        self.inc.setdefault(dst, []).append(i)
+        self.index[(kind.value, src, dst)] = i
+        return i
+
+    def remove(self, i: int) -> None:
+        """Mark edge ``i`` dead and take it out of the adjacency lists."""
+        if not self.alive[i]:
+            return
+        self.alive[i] = False
+        self.out[self.src[i]].remove(i)
+        self.inc[self.dst[i]].remove(i)
+        del self.index[(self.kind[i].value, self.src[i], self.dst[i])]
+
+    def touching(self, node: str) -> list[int]:
+        """Return the live edges that leave or enter ``node``."""
+        return [*self.out.get(node, []), *self.inc.get(node, [])]
+
+    def live(self) -> list[int]:
+        """Return the indices of live edges in insertion order."""
+        return [int(i) for i in np.flatnonzero(self.alive[: len(self.kind)])]

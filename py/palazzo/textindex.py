@@ -1,0 +1,466 @@
+"""Keyword retrieval: the retrieval tokenizer and an incremental Okapi BM25 index.
+
+The tokenizer
+-------------
+:func:`tokenize` turns text into the terms BM25 and the TF-IDF embedder count:
+
+1. Unicode compatibility normalisation (NFKC): ligatures, full-width forms and circled
+   digits become their plain letters (``ﬁ`` -> ``fi``, ``Ａ`` -> ``A``).
+2. Latin/Greek/Cyrillic diacritics are folded (``café`` -> ``cafe``): the combining marks
+   U+0300–U+036F are dropped after a canonical decomposition. Marks of other scripts are kept.
+3. Case folding (``Straße`` -> ``strasse``).
+4. Words are maximal runs of letters and digits (Python's ``\\w`` without the underscore, so
+   ``snake_case`` gives ``snake``, ``case``), extended with combining marks: Python's ``\\w``
+   does not match the vowel signs of Indic scripts or Arabic harakat, and would cut
+   ``हिन्दी`` into single letters. Apostrophes and other punctuation separate words
+   (``don't`` -> ``don``, ``t``; the fragments are stopwords).
+5. Han ideographs and kana, written without spaces, become one term per character.
+6. Optionally, English stopwords (:data:`ENGLISH_STOPWORDS`, a short explicit list) are dropped.
+
+There is no stemming. Tokenizing a text costs O(len(text)).
+
+The index
+---------
+:class:`BM25Index` scores integer row slots (a palace's drawer rows, reused after deletion).
+Postings live in an append-only log (row, term, tf, live flag); removing a row only clears its
+live flags and updates the document frequencies. A term-major snapshot of the log (a SciPy CSC
+matrix, or the same layout in plain NumPy when SciPy is not loaded yet) answers queries by
+slicing the query terms' columns; postings appended since the snapshot (its *tail*) are scanned
+directly. The snapshot is rebuilt lazily, at query time, once the tail or the dead postings
+outgrow a fixed share of the index, so each posting is re-sorted O(1) times amortised and a
+query never touches postings of terms it does not contain beyond that bounded tail.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Backend = Literal["auto", "scipy", "numpy"]
+
+# Function words that carry no topic, plus the fragments contractions split into
+# ("don't" -> "don", "t"). Kept short and explicit; edit here, never at run time.
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(
+    (
+        "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+        "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+        "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
+        "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself",
+        "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself",
+        "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on",
+        "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same",
+        "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
+        "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+        "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
+        "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself",
+        "yourselves", "d", "ll", "m", "o", "re", "s", "t", "ve", "y", "aren", "couldn", "didn",
+        "doesn", "don", "hadn", "hasn", "haven", "isn", "mightn", "mustn", "needn", "shan",
+        "shouldn", "wasn", "weren", "won", "wouldn",
+    )
+)
+
+# Combining marks are searched for only in the blocks where scripts written with them live,
+# so building the table costs about a millisecond at import instead of a scan of all Unicode.
+_MARK_BLOCKS = (
+    (0x0300, 0x1DFF),
+    (0x20D0, 0x20FF),
+    (0x2CEF, 0x2DFF),
+    (0x302A, 0x309A),
+    (0xA66F, 0xABFF),
+    (0xFB1E, 0xFB1E),
+    (0xFE00, 0xFE2F),
+)
+_HAN_AND_KANA = (
+    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+)
+# Canonical decomposition splits é into e + U+0301; dropping U+0300–U+036F folds the accent.
+_FOLDED_DIACRITICS = dict.fromkeys(range(0x0300, 0x0370))
+
+
+def _mark_class() -> str:
+    """Return a regex character-class body of every combining mark in :data:`_MARK_BLOCKS`."""
+    ranges: list[tuple[int, int]] = []
+    for lo, hi in _MARK_BLOCKS:
+        for cp in range(lo, hi + 1):
+            if unicodedata.category(chr(cp)) in ("Mn", "Mc", "Me"):
+                if ranges and ranges[-1][1] == cp - 1:
+                    ranges[-1] = (ranges[-1][0], cp)
+                else:
+                    ranges.append((cp, cp))
+    return "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in ranges)
+
+
+# One Han/kana character, or a run of letters/digits that may carry combining marks. (Written
+# as letters+ (marks+ letters*)* so the common case never tests the long mark class.)
+_LETTER = f"[^\\W_{_HAN_AND_KANA}]"
+_TERM = re.compile(f"[{_HAN_AND_KANA}]|{_LETTER}+(?:[{_mark_class()}]+{_LETTER}*)*")
+
+
+def normalise(text: str) -> str:
+    """Return ``text`` compatibility-normalised, with Latin diacritics folded and case folded.
+
+    Cost: O(len(text)).
+    """
+    text = unicodedata.normalize("NFKD", text).translate(_FOLDED_DIACRITICS)
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def tokenize(text: str, stopwords: Iterable[str] | None = ENGLISH_STOPWORDS) -> list[str]:
+    """Return the retrieval terms of ``text`` in order (see the module docstring).
+
+    ``stopwords`` (already normalised, lower-case) are dropped; pass ``None`` to keep every
+    term. Cost: O(len(text)).
+    """
+    terms = _TERM.findall(normalise(text))
+    if not stopwords:
+        return terms
+    stop = stopwords if isinstance(stopwords, frozenset | set) else frozenset(stopwords)
+    return [t for t in terms if t not in stop]
+
+
+@dataclass(frozen=True, slots=True)
+class Tokenizer:
+    """The retrieval tokenizer with its stopword list bound: ``Tokenizer()(text)`` -> terms."""
+
+    stopwords: frozenset[str] = ENGLISH_STOPWORDS
+
+    def __call__(self, text: str) -> list[str]:
+        """Return the terms of ``text`` (see :func:`tokenize`). Cost: O(len(text))."""
+        return tokenize(text, self.stopwords)
+
+
+def _grown(a: np.ndarray, need: int) -> np.ndarray:
+    """Return ``a`` itself if it holds ``need`` items, else a zero-padded copy at least twice
+    as long (amortised O(1) per appended item)."""
+    if need <= len(a):
+        return a
+    out = np.zeros(max(need, 2 * len(a), 16), dtype=a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+def _load_sparse():
+    """Return the ``scipy.sparse`` module, or None while SciPy cannot be imported.
+
+    Tried again at every snapshot rebuild: in the browser SciPy arrives after the first render.
+    """
+    try:
+        import scipy.sparse as sparse
+    except ImportError:
+        return None
+    return sparse
+
+
+class BM25Index:
+    """Okapi BM25 over integer row slots, updated in place.
+
+    ``score(row) = Σ_t qtf(t) · idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))`` over the
+    query's distinct terms ``t`` (``qtf``: how often ``t`` occurs in the query), with
+    ``idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))``, ``N`` the number of rows present, ``df`` the
+    rows containing ``t``, ``dl`` a row's term count and ``avgdl`` the mean over present rows.
+    A row whose text has no terms still counts in ``N`` and ``avgdl``. Statistics are always
+    those of the whole index, also when a query is restricted to some rows.
+
+    ``backend`` picks the snapshot layout: ``"scipy"`` (CSC matrix, column slices),
+    ``"numpy"`` (the same layout by hand) or ``"auto"`` (SciPy when importable). Scores do not
+    depend on it.
+    """
+
+    # The snapshot is rebuilt when the unsnapshotted tail holds more than ``rebuild_floor``
+    # postings and more than 1/``tail_share`` of the snapshot, or when dead postings outnumber
+    # both the floor and the live ones. (Class constants; tests shrink them on an instance.)
+    rebuild_floor = 2048
+    tail_share = 8
+
+    def __init__(
+        self,
+        k1: float = 1.5,
+        b: float = 0.75,
+        *,
+        tokenizer: Tokenizer | None = None,
+        backend: Backend = "auto",
+    ) -> None:
+        if not k1 >= 0.0:
+            raise ValueError(f"k1 must be >= 0, got {k1}")
+        if not 0.0 <= b <= 1.0:
+            raise ValueError(f"b must be between 0 and 1, got {b}")
+        if backend not in ("auto", "scipy", "numpy"):
+            raise ValueError(f"backend must be 'auto', 'scipy' or 'numpy', got {backend!r}")
+        if backend == "scipy" and _load_sparse() is None:
+            raise ImportError("backend='scipy' needs SciPy, which cannot be imported here")
+        self.k1 = float(k1)
+        self.b = float(b)
+        self.tokenizer = tokenizer if tokenizer is not None else Tokenizer()
+        self._backend_choice: Backend = backend
+        self.clear()
+
+    # --- size -----------------------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Forget every row and term. Cost: O(1) (arrays are reallocated small)."""
+        self._vocab: dict[str, int] = {}
+        self._df = np.zeros(64, dtype=np.intp)
+        # The postings log: one entry per (row, distinct term) of every add, in add order.
+        self._p_row = np.zeros(1024, dtype=np.int32)
+        self._p_term = np.zeros(1024, dtype=np.int32)
+        self._p_tf = np.zeros(1024, dtype=np.int32)
+        self._p_live = np.zeros(1024, dtype=bool)
+        self._p_len = 0
+        self._p_dead = 0
+        # Per row slot: its postings are log[start:stop] while present.
+        self._capacity = 0
+        self._start = np.zeros(64, dtype=np.intp)
+        self._stop = np.zeros(64, dtype=np.intp)
+        self._dl = np.zeros(64, dtype=np.float64)
+        self._present = np.zeros(64, dtype=bool)
+        self._n_docs = 0
+        self._total_len = 0
+        # The term-major snapshot of log[:_snap_len] over the first _snap_terms term ids.
+        self._snap = None
+        self._snap_kind: str | None = None
+        self._snap_len = 0
+        self._snap_terms = 0
+
+    def __len__(self) -> int:
+        """Return the number of rows present (rows with empty text included)."""
+        return self._n_docs
+
+    def __contains__(self, row: object) -> bool:
+        return isinstance(row, int | np.integer) and 0 <= row < self._capacity and bool(
+            self._present[row]
+        )
+
+    @property
+    def capacity(self) -> int:
+        """Length of the arrays :meth:`scores` returns: one past the highest row slot seen."""
+        return self._capacity
+
+    @property
+    def backend(self) -> str | None:
+        """``"scipy"`` or ``"numpy"``: the layout of the current snapshot (None before one)."""
+        return self._snap_kind
+
+    def reserve(self, capacity: int) -> None:
+        """Make :meth:`scores` return at least ``capacity`` slots (empty ones score 0). O(cap)."""
+        if capacity > self._capacity:
+            self._grow_rows(capacity)
+
+    def _grow_rows(self, capacity: int) -> None:
+        self._start = _grown(self._start, capacity)
+        self._stop = _grown(self._stop, capacity)
+        self._dl = _grown(self._dl, capacity)
+        self._present = _grown(self._present, capacity)
+        self._capacity = capacity
+
+    # --- updates --------------------------------------------------------------------------
+
+    def add(self, row: int, text: str) -> None:
+        """Index ``text`` as the document of ``row``, replacing its previous text.
+
+        Cost: O(len(text)) plus amortised O(1) per distinct term; nothing is rebuilt here.
+        """
+        row = self._check_row(row)
+        if row < self._capacity and self._present[row]:
+            self.remove(row)
+        counts = Counter(self.tokenizer(text))
+        ids = np.fromiter(
+            (self._term_id(t) for t in counts), dtype=np.int32, count=len(counts)
+        )
+        tf = np.fromiter(counts.values(), dtype=np.int32, count=len(counts))
+        self._df[ids] += 1  # ids are distinct, so plain fancy-index addition is exact
+
+        m, lo = len(ids), self._p_len
+        hi = lo + m
+        if hi > len(self._p_row):
+            self._p_row = _grown(self._p_row, hi)
+            self._p_term = _grown(self._p_term, hi)
+            self._p_tf = _grown(self._p_tf, hi)
+            self._p_live = _grown(self._p_live, hi)
+        self._p_row[lo:hi] = row
+        self._p_term[lo:hi] = ids
+        self._p_tf[lo:hi] = tf
+        self._p_live[lo:hi] = True
+        self._p_len = hi
+
+        if row >= self._capacity:
+            self._grow_rows(row + 1)
+        dl = int(tf.sum())
+        self._start[row], self._stop[row] = lo, hi
+        self._dl[row] = dl
+        self._present[row] = True
+        self._n_docs += 1
+        self._total_len += dl
+
+    def remove(self, row: int) -> None:
+        """Drop the document of ``row`` (no-op if the slot is empty). Cost: O(its terms)."""
+        row = self._check_row(row)
+        if row >= self._capacity or not self._present[row]:
+            return
+        lo, hi = int(self._start[row]), int(self._stop[row])
+        self._df[self._p_term[lo:hi]] -= 1
+        self._p_live[lo:hi] = False
+        self._p_dead += hi - lo
+        self._n_docs -= 1
+        self._total_len -= int(self._dl[row])
+        self._dl[row] = 0.0
+        self._present[row] = False
+        if self._p_dead > max(self.rebuild_floor, self._p_len - self._p_dead):
+            self._rebuild()  # keeps the log's garbage bounded when nobody queries
+
+    @staticmethod
+    def _check_row(row: int) -> int:
+        if not isinstance(row, int | np.integer) or isinstance(row, bool) or row < 0:
+            raise ValueError(f"row must be a non-negative integer, got {row!r}")
+        return int(row)
+
+    def _term_id(self, term: str) -> int:
+        tid = self._vocab.get(term)
+        if tid is None:
+            tid = self._vocab[term] = len(self._vocab)
+            self._df = _grown(self._df, tid + 1)
+        return tid
+
+    # --- snapshot -------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        """Rebuild the snapshot if the tail or the dead postings have grown too large."""
+        live = self._p_len - self._p_dead
+        tail = self._p_len - self._snap_len
+        floor = self.rebuild_floor
+        if tail > max(floor, self._snap_len // self.tail_share) or self._p_dead > max(floor, live):
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        """Compact the log to its live postings and snapshot it term-major. O(P log P)."""
+        n = self._p_len
+        live = self._p_live[:n]
+        before = np.zeros(n + 1, dtype=np.intp)
+        np.cumsum(live, out=before[1:])
+        keep = np.flatnonzero(live)
+        present = self._present[: self._capacity]
+        self._start[: self._capacity] = np.where(present, before[self._start[: self._capacity]], 0)
+        self._stop[: self._capacity] = np.where(present, before[self._stop[: self._capacity]], 0)
+        m = len(keep)
+        self._p_row[:m] = self._p_row[keep]
+        self._p_term[:m] = self._p_term[keep]
+        self._p_tf[:m] = self._p_tf[keep]
+        self._p_live[:m] = True
+        self._p_len, self._p_dead = m, 0
+
+        n_terms = len(self._vocab)
+        rows, terms = self._p_row[:m], self._p_term[:m]
+        sparse = None if self._backend_choice == "numpy" else _load_sparse()
+        if sparse is not None:
+            # Data holds log position + 1 (a stored 0 could be dropped as an explicit zero).
+            pos1 = np.arange(1, m + 1, dtype=np.intp)
+            self._snap = sparse.csc_matrix(
+                (pos1, (rows, terms)), shape=(max(self._capacity, 1), max(n_terms, 1))
+            )
+            self._snap_kind = "scipy"
+        else:
+            order = np.argsort(terms, kind="stable")
+            indptr = np.zeros(n_terms + 1, dtype=np.intp)
+            np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
+            self._snap = (indptr, order.astype(np.intp))
+            self._snap_kind = "numpy"
+        self._snap_len = m
+        self._snap_terms = n_terms
+
+    def _postings(self, qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return (log positions, index into ``qids``) of every posting of the sorted term ids
+        ``qids``, dead ones included. Cost: O(their postings + tail)."""
+        parts_pos, parts_col = [], []
+        in_snap = qids[qids < self._snap_terms]
+        if len(in_snap) and self._snap is not None:
+            if self._snap_kind == "scipy":
+                sub = self._snap[:, in_snap]
+                pos = sub.data.astype(np.intp) - 1
+                col = np.repeat(np.arange(len(in_snap)), np.diff(sub.indptr))
+            else:
+                indptr, order = self._snap
+                lo, hi = indptr[in_snap], indptr[in_snap + 1]
+                lens = hi - lo
+                col = np.repeat(np.arange(len(in_snap)), lens)
+                # Concatenated ranges lo[i]..hi[i]: a running index shifted per range.
+                offsets = np.repeat(lo - (np.cumsum(lens) - lens), lens)
+                pos = order[np.arange(int(lens.sum())) + offsets]
+            parts_pos.append(pos)
+            parts_col.append(col)
+        if self._p_len > self._snap_len:
+            tail = np.arange(self._snap_len, self._p_len)
+            tterm = self._p_term[tail]
+            j = np.minimum(np.searchsorted(qids, tterm), len(qids) - 1)
+            hit = qids[j] == tterm
+            parts_pos.append(tail[hit])
+            parts_col.append(j[hit])
+        if not parts_pos:
+            return np.empty(0, np.intp), np.empty(0, np.intp)
+        return np.concatenate(parts_pos), np.concatenate(parts_col)
+
+    # --- queries --------------------------------------------------------------------------
+
+    def scores(
+        self,
+        query: str,
+        rows: np.ndarray | None = None,
+        *,
+        size: int | None = None,
+    ) -> np.ndarray:
+        """Return the float32 BM25 score of every row slot for ``query``.
+
+        The result has :attr:`capacity` entries (or ``size``, padded with zeros or cut);
+        empty and removed slots score 0, as do rows sharing no term with the query. ``rows``
+        restricts scoring to a subset: a boolean mask over slots (missing entries count as
+        False) or an array of row numbers; the other rows score 0.
+
+        Cost: tokenizing the query, then O(postings of its terms + unsnapshotted tail) and
+        one O(capacity) output array; occasionally an amortised snapshot rebuild.
+        """
+        n_out = self._capacity if size is None else int(size)
+        out = np.zeros(n_out, dtype=np.float32)
+        qcounts = Counter(t for t in self.tokenizer(query) if t in self._vocab)
+        if not qcounts or self._n_docs == 0 or n_out == 0:
+            return out
+        self._refresh()
+        pairs = sorted((self._vocab[t], c) for t, c in qcounts.items())
+        qids = np.array([p[0] for p in pairs], dtype=np.intp)
+        qtf = np.array([p[1] for p in pairs], dtype=np.float64)
+
+        pos, col = self._postings(qids)
+        keep = self._p_live[pos]
+        row = self._p_row[pos]
+        if rows is not None:
+            keep &= self._row_mask(rows)[row]
+        pos, col, row = pos[keep], col[keep], row[keep]
+
+        n = float(self._n_docs)
+        df = self._df[qids].astype(np.float64)
+        weight = qtf * np.log1p((n - df + 0.5) / (df + 0.5))
+        avgdl = self._total_len / n if self._total_len > 0 else 1.0
+        tf = self._p_tf[pos].astype(np.float64)
+        norm = self.k1 * (1.0 - self.b + self.b * self._dl[row] / avgdl)
+        contrib = weight[col] * tf * (self.k1 + 1.0) / (tf + norm)
+        total = np.bincount(row, weights=contrib, minlength=self._capacity)
+        m = min(n_out, self._capacity)
+        out[:m] = total[:m]
+        return out
+
+    def _row_mask(self, rows: np.ndarray) -> np.ndarray:
+        """Return a boolean mask of length :attr:`capacity` from a mask or a row array."""
+        rows = np.asarray(rows)
+        mask = np.zeros(self._capacity, dtype=bool)
+        if rows.dtype == bool:
+            m = min(len(rows), self._capacity)
+            mask[:m] = rows[:m]
+        else:
+            r = rows.astype(np.intp, copy=False).ravel()
+            if len(r) and r.min() < 0:
+                raise ValueError("row numbers must be non-negative")
+            mask[r[r < self._capacity]] = True
+        return mask

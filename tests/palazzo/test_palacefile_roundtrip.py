@@ -1,0 +1,38 @@
+"""Property test: any palace survives export -> import -> export unchanged."""
+
+import copy
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.palace import Palace
+from palazzo.palacefile import export_palace
+
+names = st.text(
+    alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zs", "Zl", "Zp")),
+    min_size=1, max_size=12,
+)
+texts = st.text(min_size=1, max_size=200).filter(lambda t: t.strip())
+drawers = st.lists(
+    st.tuples(names, names, texts, st.floats(0, 1), st.one_of(st.none(), names)),
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(drawers=drawers, vectors=st.sampled_from(["float32", None]), deletions=st.integers(0, 3))
+def test_round_trip(drawers, vectors, deletions):
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 5.0, similar_threshold=0.5)
+    ids = []
+    for wing, room, content, importance, closet in drawers:
+        did, _ = p.add_drawer(wing.strip() or "w", room.strip() or "r", content,
+                              importance=importance, closet=closet.strip() if closet and
+                              closet.strip() else None)
+        ids.append(did)
+    for did in sorted(set(ids))[:deletions]:
+        p.delete_drawer(did)
+    doc = export_palace(p, vectors=vectors, exported_at=0.0)
+    q = Palace(embedder=HashEmbedder(), clock=lambda: 5.0)
+    q.call("import", {"document": copy.deepcopy(doc), "reindex": False})
+    assert export_palace(q, vectors=vectors, exported_at=0.0) == doc
