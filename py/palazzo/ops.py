@@ -332,7 +332,8 @@ def _build() -> Registry:
     add(Operation("search",
                   "Hybrid search (vectors + BM25, fused by RRF) with optional wing/room filter.",
                   _obj({"query": TEXT, "limit": LIMIT, "wing": NAME, "room": NAME,
-                        "mode": {"enum": ["hybrid", "vector", "bm25"]}}, ("query",)),
+                        "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]}},
+                       ("query",)),
                   _search))
     add(Operation("bulk_replace", "Find and replace text across drawers (optionally a wing "
                   "or room); changed drawers are re-indexed.",

@@ -1,0 +1,116 @@
+"""The palace operations through palace.call, as every host uses them."""
+
+import json
+
+import pytest
+
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.errors import NotFound, ValidationError
+from palazzo.ops import catalog
+from palazzo.palace import Palace
+
+REQUIRED = {"palace_status", "list_wings", "list_rooms", "get_taxonomy", "add_wing",
+            "add_room", "add_drawer", "get_drawer", "update_drawer", "delete_drawer",
+            "check_duplicate", "search", "bulk_replace", "reindex", "export", "import"}
+
+
+@pytest.fixture
+def palace():
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 7.0)
+    p.call("add_drawer", {"wing": "projects", "room": "search",
+                          "content": "BM25 ranks drawers by shared words"})
+    p.call("add_drawer", {"wing": "projects", "room": "ui",
+                          "content": "Panel shows pheromone heat per room"})
+    p.call("add_drawer", {"wing": "people", "room": "ada",
+                          "content": "Ada prefers hybrid search with RRF", "importance": 0.8})
+    return p
+
+
+def test_catalog_lists_every_operation_with_a_schema():
+    ops = {op["name"]: op for op in catalog()}
+    assert REQUIRED <= set(ops)
+    for op in ops.values():
+        assert op["input_schema"]["type"] == "object" and op["summary"]
+    assert ops["add_drawer"]["input_schema"]["required"] == ["wing", "room", "content"]
+    assert ops["search"]["input_schema"]["required"] == ["query"]
+    json.dumps(catalog())
+
+
+def test_taxonomy_and_listings(palace):
+    assert palace.call("get_taxonomy")["taxonomy"] == {
+        "people": {"ada": 1}, "projects": {"search": 1, "ui": 1}}
+    wings = palace.call("list_wings")["wings"]
+    assert [(w["name"], w["rooms"], w["drawers"]) for w in wings] == [
+        ("people", 1, 1), ("projects", 2, 2)]
+    rooms = palace.call("list_rooms", {"wing": "projects"})["rooms"]
+    assert [r["name"] for r in rooms] == ["search", "ui"]
+    with pytest.raises(NotFound):
+        palace.call("list_rooms", {"wing": "nowhere"})
+    assert palace.call("add_wing", {"name": "topics"}) == {"wing": "topics", "created": True}
+    assert palace.call("add_room", {"wing": "topics", "name": "x"})["created"] is True
+    assert palace.call("add_room", {"wing": "topics", "name": "x"})["created"] is False
+
+
+def test_drawer_lifecycle(palace):
+    did = palace.call("add_drawer", {"wing": "w", "room": "r", "content": "v1"})["drawer_id"]
+    assert palace.call("get_drawer", {"drawer_id": did})["drawer"]["content"] == "v1"
+    updated = palace.call("update_drawer", {"drawer_id": did, "content": "v2 text"})
+    assert updated["drawer"]["id"] == did and updated["drawer"]["content"] == "v2 text"
+    assert palace.call("delete_drawer", {"drawer_id": did}) == {"drawer_id": did,
+                                                                "deleted": True}
+    with pytest.raises(NotFound):
+        palace.call("get_drawer", {"drawer_id": did})
+    with pytest.raises(ValidationError):
+        palace.call("add_drawer", {"wing": "w", "room": "r"})
+
+
+def test_search_filters_and_scores(palace):
+    res = palace.call("search", {"query": "hybrid search RRF", "limit": 5})["results"]
+    assert res[0]["wing"] == "people"
+    assert set(res[0]["scores"]) == {"vector", "bm25", "vector_rank", "bm25_rank"}
+    only = palace.call("search", {"query": "search", "wing": "projects"})["results"]
+    assert {r["wing"] for r in only} == {"projects"}
+    room = palace.call("search", {"query": "pheromone", "wing": "projects", "room": "ui"})
+    assert [r["room"] for r in room["results"]] == ["ui"]
+    for mode in ("vector", "bm25", "blend"):
+        assert palace.call("search", {"query": "Panel heat", "mode": mode})["results"]
+    with pytest.raises(ValidationError):
+        palace.call("search", {"query": "x", "mode": "magic"})
+
+
+def test_check_duplicate_finds_exact_and_near(palace):
+    exact = palace.call("check_duplicate", {"content": "BM25 ranks drawers by shared words"})
+    assert exact["is_duplicate"] and exact["exact"]
+    near = palace.call("check_duplicate",
+                       {"content": "BM25 ranks drawers by shared word", "threshold": 0.7})
+    assert near["exact"] is None and near["near"][0]["wing"] == "projects"
+    assert not palace.call("check_duplicate", {"content": "zzz qqq"})["is_duplicate"]
+
+
+def test_bulk_replace_dry_run_then_apply(palace):
+    dry = palace.call("bulk_replace", {"find": "RRF", "replace": "fusion", "dry_run": True})
+    assert dry["matched"] == 1 and dry["changed"] == 0
+    done = palace.call("bulk_replace", {"find": "RRF", "replace": "fusion"})
+    assert done["changed"] == 1
+    hits = palace.call("search", {"query": "fusion", "mode": "bm25"})["results"]
+    assert hits and "fusion" in hits[0]["content"]
+    with pytest.raises(ValidationError):
+        palace.call("bulk_replace", {"find": "Ada prefers hybrid search with fusion",
+                                     "replace": ""})
+
+
+def test_reindex_fills_missing_vectors(palace):
+    palace.drawers.has_vector[:] = False
+    assert palace.call("reindex")["embedded"] == 3
+    assert palace.call("reindex")["embedded"] == 0
+    assert palace.call("reindex", {"force": True})["embedded"] == 3
+    assert palace.call("palace_status")["embedded"] == 3
+
+
+def test_export_jsonl_and_json(palace):
+    assert len(palace.call("export", {"format": "jsonl"})["text"].splitlines()) == 3
+    doc = palace.call("export", {"vectors": "none"})["document"]
+    assert doc["palace"]["vectors"] is None
+    other = Palace(embedder=HashEmbedder())
+    other.call("import", {"text": json.dumps(doc)})
+    assert other.call("get_taxonomy") == palace.call("get_taxonomy")
