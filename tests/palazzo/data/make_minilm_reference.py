@@ -95,9 +95,7 @@ def main() -> None:
         folder = Path(tmp) / members[0].split("/model/")[0] / "model"
         model = SentenceTransformer(str(folder), device="cpu")
         max_len = model.max_seq_length
-        ids = [
-            model.tokenizer(t, truncation=True, max_length=max_len)["input_ids"] for t in TEXTS
-        ]
+        ids = [model.tokenizer(t, truncation=True, max_length=max_len)["input_ids"] for t in TEXTS]
         with torch.no_grad():
             vectors = model.encode(TEXTS, batch_size=8, convert_to_numpy=True)
     items = []
