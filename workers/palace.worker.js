@@ -75,6 +75,9 @@ async function boot() {
     current = "deferred";
     stage("deferred", "start", build.deferred_packages.join(", "));
     await pyodide.loadPackage(build.deferred_packages, quiet);
+    const weights = await fetch(new URL("vendor/models/minilm/minilm.npz", SITE));
+    if (!weights.ok) throw new Error(`MiniLM weights: HTTP ${weights.status}`);
+    host.attach_embedder(bridge, new Uint8Array(await weights.arrayBuffer()));
     stage("deferred", "done");
   } catch (err) {
     const text = String(err && err.message ? err.message : err);

@@ -43,6 +43,24 @@ def test_deferred_packages_arrive_after_the_first_render(booted):
     assert t["deferred:done"] >= t["interface:done"]
     status = page.evaluate("window.palazzo.call('palace_status')")
     assert status["engine"]["scipy"] is True
+    assert status["embedder"]["name"] == "minilm"
+
+
+def test_drawers_are_added_and_found_through_the_worker(booted):
+    page, _, _ = booted
+    page.evaluate("window.palazzo.deferred")
+    added = page.evaluate(
+        """(async () => {
+             const c = window.palazzo.call;
+             await c('add_drawer', {wing: 'garden', room: 'roses',
+                                    content: 'The climbing roses need pruning in late winter.'});
+             await c('add_drawer', {wing: 'kitchen', room: 'bread',
+                                    content: 'Sourdough starter wants feeding twice a day.'});
+             return (await c('search', {query: 'when should I cut back my flowers?'})).results;
+           })()"""
+    )
+    assert added[0]["wing"] == "garden"
+    assert added[0]["scores"]["vector"] is not None  # MiniLM ranked it, not only BM25
 
 
 def test_errors_come_back_structured(booted):

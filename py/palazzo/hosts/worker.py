@@ -18,6 +18,21 @@ def start_engine() -> Bridge:
     return Bridge()
 
 
+def attach_embedder(bridge: Bridge, weights: Any) -> dict[str, Any]:
+    """Give the palace the MiniLM embedder from ``weights`` (the npz bytes, or a JS
+    Uint8Array proxy) and embed drawers that lack a vector; returns the reindex result.
+
+    Runs after the first render: the weights are 45 MB and take about a second to load, and
+    until then search ranks by BM25 alone.
+    """
+    from palazzo.embed.cache import CachedEmbedder
+    from palazzo.embed.minilm import MiniLMEmbedder
+
+    data = weights.to_bytes() if hasattr(weights, "to_bytes") else bytes(weights)
+    bridge.palace.set_embedder(CachedEmbedder(MiniLMEmbedder(data)))
+    return bridge.call("reindex")
+
+
 def import_panel(panel_dist: str) -> None:
     """Import Panel with its CSS served by the site; returns None.
 
