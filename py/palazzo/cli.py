@@ -60,6 +60,15 @@ def _bench_throughput(args) -> int:
     return 0
 
 
+def _bench_embedder(args) -> int:
+    from palazzo.bench import embedder
+
+    result = embedder.run(Path(args.data), make_embedder(args.embedder))
+    _write(args.out, result)
+    print(json.dumps(result, indent=1))
+    return 0
+
+
 def _write(path: str, result: dict) -> None:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -78,6 +87,11 @@ def parser() -> argparse.ArgumentParser:
     lme.add_argument("--mode", default="hybrid")
     lme.add_argument("--progress", action="store_true", help="show progress when not a TTY")
     lme.set_defaults(fn=_bench_longmemeval)
+    emb = bench.add_parser("embedder", help="embedder speed on a LongMemEval file's text")
+    emb.add_argument("--data", required=True)
+    emb.add_argument("--out", required=True)
+    emb.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
+    emb.set_defaults(fn=_bench_embedder)
     thr = bench.add_parser("throughput", help="insert/search/export/import at several sizes")
     thr.add_argument("--sizes", default="100,1000,5000,100000")
     thr.add_argument("--out", required=True)
