@@ -1,5 +1,6 @@
 // Runs the engine's pytest suite inside Pyodide, in a worker like the app's engine.
-// In: one message {pyodide, lockFile, packages, wheels, tests, runner, root, args}, all URLs
+// In: one message {pyodide, lockFile, packages, wheels, tests, runner, root, args, files}:
+// URLs, plus files {path in Pyodide's file system: URL} the tests read. All URLs
 // on loopback. Out: one message {ok, result, times} or {ok: false, error}.
 "use strict";
 
@@ -33,6 +34,11 @@ async function boot(cfg, times) {
 async function runTests(pyodide, cfg, times) {
   const archive = await (await fetchOk(cfg.tests)).arrayBuffer();
   pyodide.unpackArchive(archive, "zip", { extractDir: cfg.root });
+  for (const [path, url] of Object.entries(cfg.files || {})) {
+    const data = new Uint8Array(await (await fetchOk(url)).arrayBuffer());
+    pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    pyodide.FS.writeFile(path, data);
+  }
   const source = await (await fetchOk(cfg.runner)).text();
   const namespace = pyodide.globals.get("dict")();
   try {

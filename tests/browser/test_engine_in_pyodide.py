@@ -39,6 +39,7 @@ ASSETS = ROOT / ".cache" / "assets"
 RUNNER_FILES = ("pyodide_runner.html", "pyodide_runner.worker.js", "pyodide_pytest.py")
 SITE_PACKAGES = ["numpy", "scipy", "packaging", "palazzo"]
 PYODIDE_ROOT = "/tmp/palazzo-tests"  # where the tests are unpacked in Pyodide's file system
+SITE_FILES = ["vendor/models/minilm/minilm.npz"]
 RUN_TIMEOUT_MS = 180_000
 OK_OUTCOMES = {"passed", "xfailed"}
 
@@ -157,6 +158,8 @@ def run_config(base: str, wheels: list[Path], files: list[str]) -> dict:
         "runner": f"{base}pyodide_pytest.py",
         "root": PYODIDE_ROOT,
         "args": args,
+        # Site files some engine tests read (the MiniLM parity test), at the paths they use.
+        "files": {f"{PYODIDE_ROOT}/dist/{rel}": f"{base}site/{rel}" for rel in SITE_FILES},
     }
 
 
