@@ -42,9 +42,21 @@ def _bench_longmemeval(args) -> int:
 
     embedder = None if args.mode == "bm25" else make_embedder(args.embedder)
     result = longmemeval.run(Path(args.data), embedder, args.mode,
-                             progress=ProgressBar("questions", args.progress))
+                             progress=ProgressBar("questions", args.progress),
+                             chunk_size=args.chunk_size or None)
     _write(args.out, result)
     print(json.dumps(result["metrics"], indent=1))
+    return 0
+
+
+def _bench_make_longtext(args) -> int:
+    from palazzo.bench import longmemeval, longtext
+
+    questions = longtext.make(longmemeval.load(Path(args.data)), args.group)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(questions), encoding="utf-8")
+    print(f"{len(questions)} questions written to {out}", file=sys.stderr)
     return 0
 
 
@@ -86,7 +98,14 @@ def parser() -> argparse.ArgumentParser:
     lme.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
     lme.add_argument("--mode", default="hybrid")
     lme.add_argument("--progress", action="store_true", help="show progress when not a TTY")
+    lme.add_argument("--chunk-size", type=int, default=900, help="characters; 0 embeds whole")
     lme.set_defaults(fn=_bench_longmemeval)
+    mlt = bench.add_parser("make-longtext", help="LongMemEval file with sessions grouped into "
+                           "long drawers")
+    mlt.add_argument("--data", required=True)
+    mlt.add_argument("--out", required=True)
+    mlt.add_argument("--group", type=int, default=6, help="sessions a drawer")
+    mlt.set_defaults(fn=_bench_make_longtext)
     emb = bench.add_parser("embedder", help="embedder speed on a LongMemEval file's text")
     emb.add_argument("--data", required=True)
     emb.add_argument("--out", required=True)

@@ -212,7 +212,7 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
                 exact = s.ids[r]
                 break
     near = []
-    sims = vector_scores(palace, content)
+    sims = vector_scores(palace, content, best_chunk=False)
     if sims is not None:
         rows = [int(r) for r in np.flatnonzero(sims >= threshold)]
         rows.sort(key=lambda r: (-sims[r], r))

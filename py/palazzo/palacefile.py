@@ -3,9 +3,11 @@
 ``{"format": "palazzo", "version": 1, "exported_at": …, "palace": {…}}`` with every wing,
 room, closet, drawer (verbatim text, metadata, pheromones), edge (costs, pheromones), entity
 and agent, and optionally the embedding matrix (base64 float16 or float32) with the embedder
-that made it. Reading validates the whole file before anything is built, so a malformed,
-truncated or hostile file is refused with the place it went wrong, and the open palace is
-never touched (the caller swaps in the new palace only on success).
+that made it, plus the chunk vectors of long drawers (``chunk_vectors``: drawer ids repeated
+once a chunk, in chunk order, and the matrix in the same dtype and dim as ``vectors``).
+Reading validates the whole file before anything is built, so a malformed, truncated or
+hostile file is refused with the place it went wrong, and the open palace is never touched
+(the caller swaps in the new palace only on success).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from palazzo.model import (
     room_id,
     wing_id,
 )
+from palazzo.palace import CHUNK_SIZE, MAX_CONTENT
 from palazzo.store import DRAWER_FLOATS, EDGE_FLOATS
 
 FORMAT = "palazzo"
@@ -70,7 +73,8 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
         "created_at": palace.created_at,
         "seed": palace.seed,
         "settings": {"similar_threshold": palace.similar_threshold,
-                     "similar_limit": palace.similar_limit},
+                     "similar_limit": palace.similar_limit,
+                     "chunk_size": palace.chunk_size},
         "wings": [{"name": w.name, "description": w.description, "created_at": w.created_at}
                   for w in palace.wings.values()],
         "rooms": [{"wing": r.wing, "name": r.name, "description": r.description,
@@ -85,6 +89,7 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
         "drawers": drawers,
         "edges": edges,
         "vectors": None,
+        "chunk_vectors": None,
     }
     emb = palace.embedder
     embedded = [int(r) for r in rows if s.has_vector[r]]
@@ -94,16 +99,31 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
         matrix = s.vectors[embedded].astype(VECTOR_DTYPES[vectors])
         body["vectors"] = {
             "embedder": emb.name, "fingerprint": emb.fingerprint, "dim": int(s.dim),
-            "dtype": vectors, "ids": [s.ids[r] for r in embedded],
-            "data": base64.b64encode(matrix.astype("<" + matrix.dtype.str[1:]).tobytes())
-            .decode("ascii"),
+            "dtype": vectors, "ids": [s.ids[r] for r in embedded], "data": _b64(matrix),
         }
+        body["chunk_vectors"] = _export_chunks(s, embedded, VECTOR_DTYPES[vectors])
     return {
         "format": FORMAT,
         "version": VERSION,
         "exported_at": float(palace.clock() if exported_at is None else exported_at),
         "palace": body,
     }
+
+
+def _b64(matrix: np.ndarray) -> str:
+    """Return the little-endian bytes of ``matrix`` as base64 text."""
+    return base64.b64encode(matrix.astype("<" + matrix.dtype.str[1:]).tobytes()).decode("ascii")
+
+
+def _export_chunks(s, rows: list[int], dtype: type) -> dict[str, Any] | None:
+    """Return the ``chunk_vectors`` object for the chunked drawers among ``rows`` (None when
+    no drawer has chunks). Cost: O(chunks · dim)."""
+    chunked = [r for r in rows if r in s.chunks.of_row]
+    if not chunked:
+        return None
+    slots = np.asarray([i for r in chunked for i in s.chunks.of_row[r]], dtype=np.intp)
+    return {"ids": [s.ids[r] for r in chunked for _ in s.chunks.of_row[r]],
+            "data": _b64(s.chunks.vectors[slots].astype(dtype))}
 
 
 def export_jsonl(palace) -> str:
@@ -199,6 +219,11 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
     if threshold is not None:
         threshold = c.num(settings, "similar_threshold", f"{where}.settings", lo=-1.0, hi=1.0)
     limit = int(c.num(settings, "similar_limit", f"{where}.settings", 5.0, 0, 10_000))
+    chunk_size = settings.get("chunk_size", CHUNK_SIZE)
+    if chunk_size is not None:
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int):
+            raise ImportRejected(f"{where}.settings.chunk_size must be an integer or null")
+        c.num(settings, "chunk_size", f"{where}.settings", lo=100, hi=MAX_CONTENT)
     seed = body.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ImportRejected(f"{where}.seed must be a non-negative integer")
@@ -305,9 +330,10 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
         edges.append(rec)
 
     vectors = _read_vectors(body.get("vectors"), seen, f"{where}.vectors")
+    chunk_vectors = _read_chunks(body.get("chunk_vectors"), vectors, f"{where}.chunk_vectors")
 
     palace = make_palace(name=name, seed=seed, similar_threshold=threshold,
-                         similar_limit=limit)
+                         similar_limit=limit, chunk_size=chunk_size)
     palace.created_at = c.num(body, "created_at", where, 0.0)
     for w in wings:
         palace.wings[w.name] = w
@@ -330,7 +356,11 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
     if vectors is not None and emb is not None and vectors["fingerprint"] == emb.fingerprint \
             and vectors["dim"] == palace.drawers.dim:
         for drawer, vec in zip(vectors["ids"], vectors["matrix"], strict=True):
-            palace.drawers.set_vector(palace.drawers.row_of[drawer], vec)
+            row = palace.drawers.row_of[drawer]
+            if drawer in chunk_vectors:
+                palace.drawers.set_chunks(row, chunk_vectors[drawer], mean=vec)
+            else:
+                palace.drawers.set_vector(row, vec)
     return palace
 
 
@@ -346,18 +376,57 @@ def _read_vectors(value: Any, ids: set[str], where: str) -> dict[str, Any] | Non
     names = c.arr(v.get("ids"), f"{where}.ids")
     if len(set(names)) != len(names) or not all(isinstance(n, str) and n in ids for n in names):
         raise ImportRejected(f"{where}.ids must name each drawer of the file at most once")
+    matrix = _read_matrix(v, len(names), dim, dtype, where)
+    return {"fingerprint": c.text(v, "fingerprint", where), "dim": dim, "dtype": dtype,
+            "ids": names, "matrix": matrix}
+
+
+def _read_matrix(v: dict[str, Any], rows: int, dim: int, dtype: str, where: str
+                 ) -> np.ndarray:
+    """Return ``v["data"]`` decoded as a finite (rows, dim) float32 matrix or raise."""
     try:
-        raw = base64.b64decode(c.text(v, "data", where), validate=True)
+        raw = base64.b64decode(_Check.text(v, "data", where), validate=True)
     except ValueError:
         raise ImportRejected(f"{where}.data is not valid base64") from None
     itemsize = np.dtype(VECTOR_DTYPES[dtype]).itemsize
-    if len(raw) != len(names) * dim * itemsize:
+    if len(raw) != rows * dim * itemsize:
         raise ImportRejected(
-            f"{where}.data holds {len(raw)} bytes, expected {len(names)}×{dim}×{itemsize}"
+            f"{where}.data holds {len(raw)} bytes, expected {rows}×{dim}×{itemsize}"
         )
     matrix = np.frombuffer(raw, dtype="<" + np.dtype(VECTOR_DTYPES[dtype]).str[1:])
-    matrix = matrix.reshape(len(names), dim).astype(np.float32)
+    matrix = matrix.reshape(rows, dim).astype(np.float32)
     if not np.isfinite(matrix).all():
         raise ImportRejected(f"{where}.data holds values that are not finite")
-    return {"fingerprint": c.text(v, "fingerprint", where), "dim": dim, "ids": names,
-            "matrix": matrix}
+    return matrix
+
+
+def _read_chunks(value: Any, vectors: dict[str, Any] | None, where: str
+                 ) -> dict[str, np.ndarray]:
+    """Return drawer id -> its chunk matrix (rows in chunk order) from ``chunk_vectors``.
+
+    The chunks use the dtype and dim of ``vectors``; every id must be a drawer that has a
+    vector there, and a drawer's chunks must be consecutive. Cost: O(chunks · dim).
+    """
+    if value is None:
+        return {}
+    c = _Check
+    v = c.obj(value, where)
+    if vectors is None:
+        raise ImportRejected(f"{where} needs palace.vectors (they share its dtype and dim)")
+    names = c.arr(v.get("ids"), f"{where}.ids")
+    known = set(vectors["ids"])
+    if not all(isinstance(n, str) and n in known for n in names):
+        raise ImportRejected(f"{where}.ids must name drawers that have a vector in the file")
+    runs = [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
+    if len(runs) != len(set(runs)):
+        raise ImportRejected(f"{where}.ids must list the chunks of a drawer consecutively")
+    matrix = _read_matrix(v, len(names), vectors["dim"], vectors["dtype"], where)
+    out: dict[str, np.ndarray] = {}
+    start = 0
+    for name in runs:
+        end = start
+        while end < len(names) and names[end] == name:
+            end += 1
+        out[name] = matrix[start:end]
+        start = end
+    return out

@@ -52,14 +52,25 @@ class Hit:
         }
 
 
-def vector_scores(palace, query: str) -> np.ndarray | None:
-    """Return cosine of the query to every row (None when vectors cannot be used)."""
+def vector_scores(palace, query: str, best_chunk: bool = True) -> np.ndarray | None:
+    """Return cosine of the query to every row (None when vectors cannot be used).
+
+    A drawer cut into chunks scores by its best chunk when ``best_chunk`` (search), else by
+    the normalised mean of its chunks (near-duplicate checks compare whole drawers). Rows
+    without a vector get -inf. Cost: one embedding and one matvec over the drawer matrix,
+    plus one over the chunk matrix when some drawer has chunks.
+    """
     store = palace.drawers
-    if palace.embedder is None or not store.has_vector[: store.size].any():
+    n = store.size
+    if palace.embedder is None or not store.has_vector[:n].any():
         return None
     q = palace.embedder.embed([query])[0]
-    scores = store.vectors[: store.size] @ q
-    scores[~store.has_vector[: store.size]] = -np.inf
+    scores = store.vectors[:n] @ q
+    if best_chunk and len(store.chunks):
+        best = store.chunks.best(q, n)
+        chunked = np.isfinite(best)
+        scores[chunked] = best[chunked]
+    scores[~store.has_vector[:n]] = -np.inf
     return scores
 
 

@@ -26,12 +26,78 @@ def _grow(array: np.ndarray, capacity: int) -> np.ndarray:
     return out
 
 
+class ChunkTable:
+    """Vectors of the chunks of long drawers (those cut into several windows).
+
+    Struct-of-arrays: ``vectors`` (m, dim) float32, ``drawer_row`` (m) the drawer row a chunk
+    belongs to, ``alive`` (m); ``of_row`` maps a drawer row to its chunk indices in text
+    order. Freed chunk slots are zeroed, marked dead and reused; capacity doubles.
+    """
+
+    def __init__(self, dim: int, capacity: int = 16) -> None:
+        self.dim = dim
+        self.size = 0  # slots ever used (alive or free)
+        self.free: list[int] = []
+        self.of_row: dict[int, list[int]] = {}
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        # np.intp, not int64: wasm32 NumPy refuses int64 indices in ufunc.at and bincount.
+        self.drawer_row = np.zeros(capacity, dtype=np.intp)
+        self.alive = np.zeros(capacity, dtype=bool)
+
+    def __len__(self) -> int:
+        return self.size - len(self.free)
+
+    def _slots(self, count: int) -> list[int]:
+        taken = [self.free.pop() for _ in range(min(count, len(self.free)))]
+        fresh = count - len(taken)
+        if self.size + fresh > len(self.alive):
+            capacity = max(self.size + fresh, 2 * len(self.alive))
+            self.vectors = _grow(self.vectors, capacity)
+            self.drawer_row = _grow(self.drawer_row, capacity)
+            self.alive = _grow(self.alive, capacity)
+        taken += range(self.size, self.size + fresh)
+        self.size += fresh
+        return taken
+
+    def put(self, row: int, vectors: np.ndarray) -> None:
+        """Give drawer ``row`` the chunk ``vectors`` (replacing any it had). O(chunks)."""
+        self.drop(row)
+        slots = self._slots(len(vectors))
+        index = np.asarray(slots, dtype=np.intp)
+        self.vectors[index] = vectors
+        self.drawer_row[index] = row
+        self.alive[index] = True
+        self.of_row[row] = slots
+
+    def drop(self, row: int) -> None:
+        """Free the chunks of drawer ``row`` (nothing when it has none). O(chunks)."""
+        slots = self.of_row.pop(row, None)
+        if not slots:
+            return
+        index = np.asarray(slots, dtype=np.intp)
+        self.vectors[index] = 0.0
+        self.alive[index] = False
+        self.free.extend(reversed(slots))
+
+    def best(self, q: np.ndarray, size: int) -> np.ndarray:
+        """Return, per drawer row in [0, size), the best cosine of its chunks to ``q``
+        (-inf for rows without chunks). Cost: one matvec over the chunk matrix plus one
+        unbuffered ``np.maximum.at`` over the live chunks."""
+        best = np.full(size, -np.inf, dtype=np.float32)
+        m = self.size
+        live = np.flatnonzero(self.alive[:m])
+        sims = self.vectors[:m] @ q
+        np.maximum.at(best, self.drawer_row[live], sims[live].astype(np.float32))
+        return best
+
+
 class DrawerStore:
     """Drawer rows: texts in lists, numbers in NumPy arrays, vectors in one float32 matrix.
 
     ``vectors`` rows are L2-normalised; ``has_vector`` says which rows hold a vector made by
     the embedder whose fingerprint is ``fingerprint`` (vectors of another embedder are never
-    kept side by side: see :meth:`set_fingerprint`).
+    kept side by side: see :meth:`set_fingerprint`). A drawer cut into several chunks keeps
+    its chunk vectors in ``chunks`` and, in ``vectors``, their normalised mean.
     """
 
     def __init__(self, dim: int, capacity: int = 64) -> None:
@@ -50,6 +116,7 @@ class DrawerStore:
         self.alive = np.zeros(capacity, dtype=bool)
         self.has_vector = np.zeros(capacity, dtype=bool)
         self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self.chunks = ChunkTable(dim)
         self.columns: dict[str, np.ndarray] = {
             name: np.zeros(capacity, dtype=np.float64) for name in DRAWER_FLOATS
         }
@@ -105,15 +172,35 @@ class DrawerStore:
         self.alive[row] = False
         self.has_vector[row] = False
         self.vectors[row] = 0.0
+        self.chunks.drop(row)
         for name in DRAWER_FLOATS:
             self.columns[name][row] = 0.0
         self.free.append(row)
         return row
 
     def set_vector(self, row: int, vector: np.ndarray) -> None:
-        """Store a normalised vector for ``row`` (made by the embedder of ``fingerprint``)."""
+        """Store a normalised vector for ``row`` (made by the embedder of ``fingerprint``);
+        chunk vectors it had are freed. O(dim)."""
+        self.chunks.drop(row)
         self.vectors[row] = vector
         self.has_vector[row] = bool(np.any(vector))
+
+    def set_chunks(self, row: int, vectors: np.ndarray, mean: np.ndarray | None = None) -> None:
+        """Store the chunk vectors of ``row``; its row vector becomes their normalised mean
+        (or ``mean`` as given, when restoring a file exactly). Zero chunk vectors (chunks
+        without features) are left out; with fewer than two left, the drawer has one vector
+        and no chunk rows. O(chunks · dim)."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        vectors = vectors[np.any(vectors != 0.0, axis=1)]
+        if mean is None:
+            total = vectors.sum(axis=0, dtype=np.float32)
+            norm = float(np.linalg.norm(total))
+            mean = total / norm if norm > 0 else np.zeros(self.dim, np.float32)
+        if len(vectors) < 2:
+            self.set_vector(row, vectors[0] if len(vectors) else mean)
+            return
+        self.set_vector(row, mean)
+        self.chunks.put(row, vectors)
 
     def set_fingerprint(self, fingerprint: str) -> None:
         """Switch the index to another embedder: vectors of the previous one are dropped.
@@ -125,12 +212,14 @@ class DrawerStore:
             self.fingerprint = fingerprint
             self.has_vector[:] = False
             self.vectors[:] = 0.0
+            self.chunks = ChunkTable(self.dim)
 
     def resize_vectors(self, dim: int) -> None:
         """Give the matrix ``dim`` columns; every vector is dropped (another embedder)."""
         self.dim = dim
         self.vectors = np.zeros((self.capacity, dim), dtype=np.float32)
         self.has_vector[:] = False
+        self.chunks = ChunkTable(dim)
 
     def live_rows(self) -> np.ndarray:
         """Return the rows of live drawers, in row order."""

@@ -50,3 +50,34 @@ def test_metrics_by_hand():
     assert recall_all(ranked, {"a", "d"}, 3) == 0.0 and recall_all(ranked, {"a", "d"}, 4) == 1.0
     assert ndcg_any(ranked, {"a"}, 10) == 1.0
     assert abs(ndcg_any(ranked, {"b"}, 10) - 1 / 1.584962500721156) < 1e-12
+
+
+def test_make_longtext_groups_sessions_into_long_drawers(tmp_path, capsys):
+    q = _question(1, "My violin teacher is called Marta.")
+    q["haystack_session_ids"] += ["s1d", "s1e"]
+    q["haystack_sessions"] += [[{"role": "user", "content": "garden plans"}],
+                               [{"role": "assistant", "content": "no user turn"}]]
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([q]))
+    out = tmp_path / "long.json"
+    assert main(["bench", "make-longtext", "--data", str(data), "--out", str(out),
+                 "--group", "2"]) == 0
+    [long] = json.loads(out.read_text())
+    assert long["haystack_session_ids"] == ["s1a+2", "s1c+2"]  # s1e has no user text
+    assert long["answer_session_ids"] == ["s1a+2"]
+    first = long["haystack_sessions"][0][0]["content"]
+    assert first == ("My violin teacher is called Marta.\n\n"
+                     "unrelated chatter number 1 about the weather")
+    assert long["question"] == q["question"]
+
+
+def test_bench_longmemeval_chunk_size_zero_embeds_drawers_whole(tmp_path):
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([_question(1, "My violin teacher is called Marta. " * 40)]))
+    for size in ("0", "900"):
+        out = tmp_path / f"out{size}.json"
+        assert main(["bench", "longmemeval", "--data", str(data), "--out", str(out),
+                     "--embedder", "hash", "--mode", "vector", "--chunk-size", size]) == 0
+        result = json.loads(out.read_text())
+        assert result["chunk_size"] == (int(size) or None)
+        assert result["questions"][0]["ranked_session_ids"][0] == "s1a"

@@ -80,3 +80,70 @@ def test_the_clock_is_injected():
     p = make()
     did, _ = p.add_drawer("w", "r", "x marks the spot")
     assert p.drawer(did).created_at == 1004.0  # palace, wing, room, then the drawer
+
+
+FILLER = [
+    "We talked about the kitchen renovation and the new cabinets for a long while.",
+    "My sister wants to repaint the hallway a pale shade of green next spring.",
+    "The plumber said the pipes under the sink should be replaced before winter.",
+    "I compared quotes from three contractors for the bathroom tiles and grout.",
+    "Our neighbour lent us a ladder so we could clean the gutters on Saturday.",
+    "The hardware store had a sale on paint brushes, rollers and drop cloths.",
+]
+LONG = (" ".join(FILLER[i % len(FILLER)] for i in range(30))
+        + " Finally, I booked a flight to Lisbon for the conference in October.")
+
+
+def long_palace(chunk_size):
+    p = make(chunk_size=chunk_size)
+    did, _ = p.add_drawer("home", "notes", LONG)
+    p.add_drawer("travel", "ideas", "Someday a conference trip abroad would be nice.")
+    p.add_drawer("travel", "ideas", "Flights are expensive in summer.")
+    return p, did
+
+
+def test_a_long_drawer_is_found_by_a_sentence_near_its_end():
+    query = {"query": "flight to Lisbon in October", "mode": "vector", "limit": 3}
+    p, did = long_palace(chunk_size=900)
+    assert len(LONG) > 2000 and len(p.drawers.chunks) >= 3
+    assert p.call("search", query)["results"][0]["drawer_id"] == did
+    # Embedded whole, the closing sentence drowns in the rest and a short drawer wins.
+    whole, did = long_palace(chunk_size=None)
+    assert len(whole.drawers.chunks) == 0
+    assert whole.call("search", query)["results"][0]["drawer_id"] != did
+
+
+def test_a_chunked_drawer_keeps_the_normalised_mean_of_its_chunks():
+    p, did = long_palace(chunk_size=900)
+    row = p.row(did)
+    slots = p.drawers.chunks.of_row[row]
+    mean = p.drawers.chunks.vectors[slots].sum(axis=0)
+    assert p.drawers.has_vector[row] and p.drawer(did).embedded
+    assert abs(p.drawers.vectors[row] - mean / (mean**2).sum() ** 0.5).max() < 1e-6
+    short = p.row(p.add_drawer("w", "r", "a short drawer")[0])
+    assert short not in p.drawers.chunks.of_row  # one vector, as before chunking
+
+
+def test_delete_and_update_free_chunk_rows():
+    p, did = long_palace(chunk_size=900)
+    chunks = p.drawers.chunks
+    used = len(chunks)
+    p.update_drawer(did, content="now a short text about Lisbon")
+    assert len(chunks) == 0 and not chunks.alive.any() and not chunks.vectors.any()
+    p.update_drawer(did, content=LONG + " And back again.")
+    assert len(chunks) == used
+    p.delete_drawer(did)
+    assert len(chunks) == 0 and chunks.of_row == {} and not chunks.vectors.any()
+    again, _ = p.add_drawer("home", "notes", LONG)
+    assert len(chunks) == used and chunks.size == used  # freed chunk slots are reused
+
+
+def test_reindex_fills_chunk_vectors_for_a_new_embedder():
+    p, did = long_palace(chunk_size=900)
+    p.set_embedder(HashEmbedder(dim=128))
+    assert len(p.drawers.chunks) == 0 and not p.drawers.has_vector.any()
+    result = p.call("reindex")
+    assert result["embedded"] == 3 and p.drawers.chunks.vectors.shape[1] == 128
+    assert len(p.drawers.chunks.of_row[p.row(did)]) >= 3
+    top = p.call("search", {"query": "flight to Lisbon in October", "mode": "vector"})
+    assert top["results"][0]["drawer_id"] == did

@@ -116,3 +116,65 @@ def test_truncated_or_hostile_text_is_refused(text, message):
         target.call("import", {"text": text})
     assert message in str(info.value)
     assert export_palace(target, exported_at=1.0) == before
+
+
+LONG = " ".join(f"Sentence {i} is about topic {i % 7} and nothing else." for i in range(60))
+
+
+def chunked() -> Palace:
+    p = sample()
+    p.add_drawer("projects", "notes", LONG)
+    p.add_drawer("projects", "notes", LONG + " Plus one more remark about Lisbon.")
+    return p
+
+
+def test_chunk_vectors_round_trip_exactly():
+    p = chunked()
+    doc = export_palace(p, exported_at=1.0)
+    chunks = doc["palace"]["chunk_vectors"]
+    assert len(chunks["ids"]) == len(p.drawers.chunks) >= 6
+    target = fresh()
+    target.call("import", {"document": copy.deepcopy(doc), "reindex": False})
+    assert export_palace(target, exported_at=1.0) == doc
+    assert len(target.drawers.chunks) == len(p.drawers.chunks)
+    query = {"query": "remark about Lisbon", "mode": "vector", "limit": 1}
+    assert target.call("search", query) == p.call("search", query)
+
+
+def test_chunk_vectors_of_another_embedder_are_reembedded_on_import():
+    doc = export_palace(chunked())
+    other = Palace(embedder=HashEmbedder(dim=64), clock=clock)
+    result = other.call("import", {"document": doc})
+    assert result["embedded_now"] == 6  # every drawer counts as missing, chunked ones too
+    assert len(other.drawers.chunks.of_row) == 2
+    assert other.drawers.chunks.vectors.shape[1] == 64
+
+
+def _corrupt_chunks(mutate):
+    doc = export_palace(chunked())
+    mutate(doc["palace"])
+    return doc
+
+
+BAD_CHUNKS = [
+    (lambda b: b["chunk_vectors"]["ids"].__setitem__(0, "drawer_nope"), "have a vector"),
+    (lambda b: b["chunk_vectors"].update(ids=b["chunk_vectors"]["ids"][1:]), "bytes, expected"),
+    (lambda b: b["chunk_vectors"].update(data="@@"), "not valid base64"),
+    (lambda b: b["chunk_vectors"].update(
+        data=base64.b64encode(b"\xff\xff\xff\x7f" * (len(b["chunk_vectors"]["ids"]) * 384))
+        .decode()), "not finite"),
+    (lambda b: b["chunk_vectors"]["ids"].append(b["chunk_vectors"]["ids"][0]),
+     "consecutively"),
+    (lambda b: b.update(vectors=None), "needs palace.vectors"),
+    (lambda b: b["settings"].update(chunk_size=5), "chunk_size is out of range"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "message"), BAD_CHUNKS)
+def test_bad_chunk_vectors_are_refused(mutate, message):
+    target = sample()
+    before = export_palace(target, exported_at=1.0)
+    with pytest.raises(ImportRejected) as info:
+        target.call("import", {"document": _corrupt_chunks(mutate)})
+    assert message in str(info.value)
+    assert export_palace(target, exported_at=1.0) == before

@@ -13,7 +13,11 @@ names = st.text(
     alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zs", "Zl", "Zp")),
     min_size=1, max_size=12,
 )
-texts = st.text(min_size=1, max_size=200).filter(lambda t: t.strip())
+short_texts = st.text(min_size=1, max_size=200)
+# Repeated pieces make drawers long enough (> 900 characters) to be embedded as chunks.
+long_texts = st.builds(lambda piece, times: piece * times,
+                       st.text(min_size=5, max_size=60), st.integers(20, 120))
+texts = st.one_of(short_texts, long_texts).filter(lambda t: t.strip())
 drawers = st.lists(
     st.tuples(names, names, texts, st.floats(0, 1), st.one_of(st.none(), names)),
     max_size=12,

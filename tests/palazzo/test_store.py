@@ -54,3 +54,23 @@ def test_edges_deduplicate_and_keep_adjacency():
     assert edges.find(EdgeKind.HALL, "room:w/a", "room:w/b") is None
     assert edges.touching("room:w/a") == [b]
     assert len(edges) == 41
+
+
+def test_chunk_rows_are_freed_reused_and_scored_by_the_best_chunk():
+    store = DrawerStore(dim=2)
+    for i in range(3):
+        _add(store, i)
+    e0, e1 = np.eye(2, dtype=np.float32)
+    store.set_chunks(0, np.stack([e0, e1]))
+    store.set_chunks(2, np.stack([e1, e1, np.zeros(2, np.float32)]))  # zero chunk left out
+    assert len(store.chunks) == 4 and store.chunks.of_row == {0: [0, 1], 2: [2, 3]}
+    assert np.allclose(store.vectors[0], [2**-0.5, 2**-0.5]) and store.has_vector[0]
+    best = store.chunks.best(e0, store.size)
+    assert best.tolist() == [1.0, -np.inf, 0.0]
+    assert store.chunks.drawer_row.dtype == np.intp
+    store.remove("d0")
+    assert len(store.chunks) == 2 and not store.chunks.alive[:2].any()
+    store.set_chunks(1, np.stack([e0, e1, e0]))
+    assert sorted(store.chunks.of_row[1]) == [0, 1, 4]  # freed slots first, then growth
+    store.set_vector(1, e0)  # a single vector replaces the chunks
+    assert 1 not in store.chunks.of_row and len(store.chunks) == 2

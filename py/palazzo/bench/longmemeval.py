@@ -17,7 +17,7 @@ from typing import Any
 from palazzo.bench.metrics import summarise
 from palazzo.embed import Embedder
 from palazzo.errors import PalazzoError
-from palazzo.palace import Palace
+from palazzo.palace import CHUNK_SIZE, Palace
 from palazzo.search import search
 
 RANKED = 10
@@ -39,9 +39,11 @@ def load(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str) -> list[str]:
+def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
+                  chunk_size: int | None = CHUNK_SIZE) -> list[str]:
     """Return the session ids of ``q``'s haystack, best first (at least ``RANKED``)."""
-    palace = Palace(embedder=embedder, clock=lambda: 0.0, similar_threshold=None)
+    palace = Palace(embedder=embedder, clock=lambda: 0.0, similar_threshold=None,
+                    chunk_size=chunk_size)
     sessions_of: dict[str, list[str]] = {}
     texts = [session_text(s) for s in q["haystack_sessions"]]
     prepare = getattr(getattr(embedder, "inner", embedder), "fit", None)
@@ -62,14 +64,16 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str) -> li
 
 
 def run(path: Path, embedder: Embedder | None, mode: str,
-        progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Rank every question of ``path`` and return per-question rankings plus metrics."""
+        progress: Callable[[int, int], None] | None = None,
+        chunk_size: int | None = CHUNK_SIZE) -> dict[str, Any]:
+    """Rank every question of ``path`` and return per-question rankings plus metrics
+    (``chunk_size`` None embeds drawers whole)."""
     questions = load(path)
     out = []
     rows = []
     t0 = time.perf_counter()
     for i, q in enumerate(questions):
-        ranked = rank_question(q, embedder, mode)
+        ranked = rank_question(q, embedder, mode, chunk_size)
         out.append({"question_id": q["question_id"], "question_type": q.get("question_type"),
                     "ranked_session_ids": ranked[: max(RANKED, 10)]})
         rows.append((ranked, set(q["answer_session_ids"])))
@@ -79,6 +83,7 @@ def run(path: Path, embedder: Embedder | None, mode: str,
         "benchmark": "longmemeval",
         "data": str(path),
         "mode": mode,
+        "chunk_size": chunk_size,
         "embedder": None if embedder is None else embedder.name,
         "questions": out,
         "metrics": summarise(rows),
