@@ -61,12 +61,14 @@ def main(argv: list[str]) -> int:
     )
     b.set_defaults(fn=_build)
     sub.add_parser("start", help="build, then serve on 127.0.0.1:$PORT").set_defaults(fn=_start)
-    for name, fn in (("test", _test), ("bench-boot", _bench_boot)):
-        p = sub.add_parser(name)
-        p.add_argument("rest", nargs=argparse.REMAINDER)
-        p.set_defaults(fn=fn)
+    # These two pass every further argument on (to pytest, to the benchmark).
+    sub.add_parser("test", help="build, then run pytest").set_defaults(fn=_test)
+    sub.add_parser("bench-boot", help="build, then time page boots").set_defaults(fn=_bench_boot)
     sub.add_parser("pin", help="fill in unpinned manifest entries").set_defaults(fn=_pin)
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.task not in ("test", "bench-boot"):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.rest = rest
     try:
         return args.fn(args)
     except AssetError as err:

@@ -23,7 +23,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from sitebuild.errors import AssetError
-from sitebuild.wheel import write_wheel
+from sitebuild.wheel import read_wheel, write_wheel
 
 # Pyodide 0.27.7's Python; bytecode is only valid for this minor version.
 EXPECTED_PYTHON = "3.12.7"
@@ -147,19 +147,11 @@ def _compilable(name: str) -> bool:
 
 
 def _read_wheel(path: Path) -> tuple[dict[str, bytes], str]:
-    """Return the members (name -> bytes, without folders) and the dist-info folder of a wheel."""
-    files: dict[str, bytes] = {}
-    dist_info = None
-    with zipfile.ZipFile(path) as zf:
-        for name in zf.namelist():
-            if name.endswith("/"):
-                continue
-            if name.endswith(".dist-info/WHEEL") and name.count("/") == 1:
-                dist_info = name.rsplit("/", 1)[0]
-            files[name] = zf.read(name)
-    if dist_info is None:
-        raise AssetError(f"{path.name} has no .dist-info/WHEEL")
-    return files, dist_info
+    """Return the members and the dist-info folder of a wheel (AssetError if it has none)."""
+    try:
+        return read_wheel(path)
+    except ValueError as err:
+        raise AssetError(str(err)) from None
 
 
 def _safe(key: str) -> str:

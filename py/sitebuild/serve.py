@@ -30,11 +30,24 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+class SiteServer(http.server.ThreadingHTTPServer):
+    """A threading server that stays quiet when a browser drops a download midway (a tab
+    closed while the worker fetched weights is normal, not an error worth a traceback)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(site: Path, port: int, host: str = "127.0.0.1", verbose: bool = False):
     """Return a threading HTTP server for ``site`` bound to ``host:port`` (0 picks a port)."""
     handler = functools.partial(SiteHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
+    server = SiteServer((host, port), handler)
     server.verbose = verbose  # type: ignore[attr-defined]
     return server
 

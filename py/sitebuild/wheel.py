@@ -85,6 +85,26 @@ def wheel_file(tag: str = "py3-none-any") -> bytes:
     ).encode()
 
 
+def read_wheel(path: Path, drop: Callable[[str], bool] = lambda name: False
+               ) -> tuple[dict[str, bytes], str]:
+    """Return a wheel's members (name -> bytes, folders and ``drop``-ed members left out,
+    unread) and its ``.dist-info`` folder; a wheel without ``.dist-info/WHEEL`` is a
+    ValueError."""
+    files: dict[str, bytes] = {}
+    dist_info = None
+    with zipfile.ZipFile(path) as zf:
+        for name in zf.namelist():
+            if name.endswith("/"):
+                continue
+            if name.endswith(".dist-info/WHEEL") and name.count("/") == 1:
+                dist_info = name.rsplit("/", 1)[0]
+            if not drop(name):
+                files[name] = zf.read(name)
+    if dist_info is None:
+        raise ValueError(f"{path.name} has no .dist-info/WHEEL")
+    return files, dist_info
+
+
 def repack(
     src: Path,
     dest: Path,
@@ -96,25 +116,12 @@ def repack(
     ``patches`` maps member names to functions rewriting their bytes; a patch whose member is
     missing is an error (the upstream file moved and the patch would silently not apply).
     """
-    patches = dict(patches or {})
-    files: dict[str, bytes] = {}
-    dist_info = None
-    with zipfile.ZipFile(src) as zf:
-        for name in zf.namelist():
-            if name.endswith("/"):
-                continue
-            if name.endswith(".dist-info/WHEEL"):
-                dist_info = name.rsplit("/", 1)[0]
-            if drop(name):
-                continue
-            data = zf.read(name)
-            if name in patches:
-                data = patches.pop(name)(data)
-            files[name] = data
-    if patches:
-        raise ValueError(f"{src.name}: members to patch not found: {sorted(patches)}")
-    if dist_info is None:
-        raise ValueError(f"{src.name} has no .dist-info/WHEEL")
+    files, dist_info = read_wheel(src, drop)
+    missing = sorted(set(patches or {}) - set(files))
+    if missing:
+        raise ValueError(f"{src.name}: members to patch not found: {missing}")
+    for name, patch in (patches or {}).items():
+        files[name] = patch(files[name])
     write_wheel(dest, files, dist_info)
 
 
