@@ -253,11 +253,21 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     if palace.embedder is None:
         raise ValidationError("this palace has no embedder to reindex with")
     s = palace.drawers
-    rows = s.live_rows()
+    # A fitted embedder (tfidf) is refitted on the drawers as they are now; a changed fit
+    # changes its fingerprint, which drops every old vector, so all are embedded again.
+    fit = getattr(getattr(palace.embedder, "inner", palace.embedder), "fit", None)
+    live = s.live_rows()
+    if fit is not None and len(live):
+        before = palace.embedder.fingerprint
+        fit([s.content[r] for r in live])
+        if palace.embedder.fingerprint != before:
+            palace.set_embedder(palace.embedder)
+    rows = live
     if not args.get("force", False):
         rows = rows[~s.has_vector[rows]]
     done = palace.embed_rows(rows)
     return {"embedded": done, "embedder": palace.embedder.name,
+            "fingerprint": palace.embedder.fingerprint,
             "total_embedded": int(s.has_vector[: s.size].sum())}
 
 

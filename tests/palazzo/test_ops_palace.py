@@ -114,3 +114,17 @@ def test_export_jsonl_and_json(palace):
     other = Palace(embedder=HashEmbedder())
     other.call("import", {"text": json.dumps(doc)})
     assert other.call("get_taxonomy") == palace.call("get_taxonomy")
+
+
+def test_reindex_refits_a_fitted_embedder_on_the_drawers():
+    from palazzo.embed.registry import make
+
+    p = Palace(embedder=make("tfidf"), clock=lambda: 7.0)
+    for text in ["violin lessons with Marta", "garage door code 4417", "lentil soup recipe"]:
+        p.call("add_drawer", {"wing": "w", "room": "r", "content": text})
+    unfitted = p.embedder.fingerprint
+    result = p.call("reindex")
+    assert result["fingerprint"] != unfitted and result["embedded"] == 3
+    assert p.call("reindex")["embedded"] == 0  # same drawers, same fit: nothing to do
+    hits = p.call("search", {"query": "soup", "mode": "vector"})["results"]
+    assert hits[0]["content"] == "lentil soup recipe"
