@@ -25,10 +25,7 @@ from palazzo.model import (
     Room,
     Wing,
     clean_name,
-    closet_id,
     drawer_id,
-    room_id,
-    wing_id,
 )
 from palazzo.store import DrawerStore, EdgeTable
 
@@ -322,5 +319,3 @@ def _check_content(content: str) -> None:
     if len(content) > MAX_CONTENT:
         raise ValidationError(f"drawer content is longer than {MAX_CONTENT} characters")
 
-
-__all__ = ["Palace", "closet_id", "room_id", "wing_id"]
