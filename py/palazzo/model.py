@@ -7,7 +7,6 @@ Per-drawer and per-edge numbers (embeddings, pheromones, costs, times) live in N
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -100,14 +99,6 @@ def drawer_id(content: str, wing: str, room: str) -> str:
     """
     digest = hashlib.sha256(f"{wing}\x1f{room}\x1f{content}".encode()).hexdigest()
     return f"drawer_{digest[:24]}"
-
-
-_SLUG = re.compile(r"[^\w]+", re.UNICODE)
-
-
-def slug(text: str) -> str:
-    """Return a lower-case, hyphen-joined form of ``text`` (for display keys, not ids)."""
-    return _SLUG.sub("-", text.lower()).strip("-")
 
 
 @dataclass(slots=True)
