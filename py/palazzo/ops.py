@@ -360,6 +360,11 @@ def _build() -> Registry:
                   "completely first; on any error nothing changes.",
                   _obj({"document": {"type": "object"}, "text": {"type": "string"},
                         "reindex": {"type": "boolean"}}), _import, mutates=True))
+    # Operations of other engine areas live beside their modules; imported here, not at the
+    # top, because they import this module's Operation and schema helpers.
+    from palazzo import ops_pheromone
+
+    ops_pheromone.register(reg)
     return reg
 
 
