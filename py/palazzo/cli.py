@@ -81,6 +81,25 @@ def _bench_embedder(args) -> int:
     return 0
 
 
+def _bench_pathfinding(args) -> int:
+    from palazzo.bench import pathfinding
+
+    result = pathfinding.run()
+    _write(args.out, result)
+    print(json.dumps(result, indent=1)[:4000])
+    return 0
+
+
+def _bench_decay(args) -> int:
+    from palazzo.bench import stigmergy
+
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    result = stigmergy.run(sizes)
+    _write(args.out, result)
+    print(json.dumps(result, indent=1))
+    return 0
+
+
 def _write(path: str, result: dict) -> None:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -111,6 +130,13 @@ def parser() -> argparse.ArgumentParser:
     emb.add_argument("--out", required=True)
     emb.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
     emb.set_defaults(fn=_bench_embedder)
+    pf = bench.add_parser("pathfinding", help="Semantic A* on the paper's synthetic palaces")
+    pf.add_argument("--out", required=True)
+    pf.set_defaults(fn=_bench_pathfinding)
+    dec = bench.add_parser("decay", help="pheromone decay and cost recomputation throughput")
+    dec.add_argument("--sizes", default="100,5000,100000")
+    dec.add_argument("--out", required=True)
+    dec.set_defaults(fn=_bench_decay)
     thr = bench.add_parser("throughput", help="insert/search/export/import at several sizes")
     thr.add_argument("--sizes", default="100,1000,5000,100000")
     thr.add_argument("--out", required=True)
