@@ -362,10 +362,11 @@ def _build() -> Registry:
                         "reindex": {"type": "boolean"}}), _import, mutates=True))
     # Operations of other engine areas live beside their modules; imported here, not at the
     # top, because they import this module's Operation and schema helpers.
-    from palazzo import ops_navigation, ops_pheromone
+    from palazzo import ops_agents, ops_navigation, ops_pheromone
 
     ops_pheromone.register(reg)
     ops_navigation.register(reg)
+    ops_agents.register(reg)
     return reg
 
 
