@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from palazzo import stigmergy
 from palazzo.errors import NotFound, ValidationError
 from palazzo.model import PALACE_ID, closet_id, room_id, wing_id
 
@@ -248,9 +249,7 @@ class _Costs:
                 self._min_static = 0.0
             else:
                 cols = edges.columns
-                phi = (0.5 * np.minimum(cols["success"][:n], 1.0)
-                       + 0.3 * np.minimum(cols["recency"][:n], 1.0)
-                       + 0.2 * np.minimum(cols["traversal"][:n], 1.0))
+                phi = stigmergy.phi(self.palace)
                 cost = (self.beta * (1.0 - np.clip(phi, 0.0, 1.0))
                         + self.gamma * cols["current_cost"][:n])
                 self._min_static = max(0.0, float(cost[live].min()))
