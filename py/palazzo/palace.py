@@ -185,7 +185,8 @@ class Palace:
             return did, False
         parent = r.id
         if closet is not None:
-            parent = self.add_closet(r.wing, r.name, closet).id
+            c = self.add_closet(r.wing, r.name, closet)
+            parent, closet = c.id, c.name  # the drawer keeps the normalised closet name
         now = float(self.clock()) if created_at is None else float(created_at)
         row = self.drawers.add(
             did, content, r.wing, r.name, closet, source, source_file,

@@ -288,7 +288,8 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
             "id": c.text(d, "id", at),
             "wing": c.name(d, "wing", at, "wing"),
             "room": c.name(d, "room", at, "room"),
-            "closet": c.text(d, "closet", at, nullable=True),
+            "closet": (None if d.get("closet") is None
+                       else c.name(d, "closet", at, "closet")),
             "content": c.text(d, "content", at),
             "source": c.text(d, "source", at, ""),
             "source_file": c.text(d, "source_file", at, ""),

@@ -31,6 +31,13 @@ def test_drawer_ids_are_deterministic_and_adding_twice_changes_nothing():
     assert other != did  # same text, other wing: another drawer
 
 
+def test_a_drawer_keeps_its_closet_under_the_normalised_name():
+    p = make()
+    did, _ = p.add_drawer("w", "r", "text", closet=" \uf900 ")  # U+F900 -> U+8C48 under NFC
+    assert p.drawer(did).closet == "\u8c48"
+    assert ("w", "r", "\u8c48") in p.closets
+
+
 def test_rooms_get_halls_in_their_wing_and_tunnels_across_wings():
     p = make()
     p.add_room("projects", "search")

@@ -2,7 +2,7 @@
 
 import copy
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from palazzo.embed.hashing import HashEmbedder
@@ -26,6 +26,8 @@ drawers = st.lists(
 
 @settings(max_examples=60, deadline=None)
 @given(drawers=drawers, vectors=st.sampled_from(["float32", None]), deletions=st.integers(0, 3))
+# U+F900 changes under NFC: the drawer must keep the closet's normalised name (found by CI).
+@example(drawers=[("0", "0", "0", 0.0, "\uf900")], vectors="float32", deletions=0)
 def test_round_trip(drawers, vectors, deletions):
     p = Palace(embedder=HashEmbedder(), clock=lambda: 5.0, similar_threshold=0.5)
     ids = []
