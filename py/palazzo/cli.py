@@ -100,6 +100,29 @@ def _bench_decay(args) -> int:
     return 0
 
 
+def _bench_learning(args) -> int:
+    from palazzo.bench import learning
+
+    weights = [float(w) for w in args.weights.split(",")]
+    embedder = make_embedder(args.embedder)
+    result = learning.run(Path(args.data), embedder, weights, rounds=args.rounds,
+                          seed=args.seed, progress=ProgressBar("weights", args.progress))
+    _write(args.out, result)
+    for row in result["table"]:
+        print(json.dumps(row))
+    return 0
+
+
+def _bench_swarm(args) -> int:
+    from palazzo.bench import swarm
+
+    result = swarm.run(agents=args.agents, cycles=args.cycles, seed=args.seed)
+    _write(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k not in ("curve", "summary")},
+                     indent=1))
+    return 0
+
+
 def _write(path: str, result: dict) -> None:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +160,22 @@ def parser() -> argparse.ArgumentParser:
     dec.add_argument("--sizes", default="100,5000,100000")
     dec.add_argument("--out", required=True)
     dec.set_defaults(fn=_bench_decay)
+    lrn = bench.add_parser("learning", help="does retrieval learn from use? repeated workload "
+                           "with feedback vs held-apart questions")
+    lrn.add_argument("--data", required=True)
+    lrn.add_argument("--out", required=True)
+    lrn.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
+    lrn.add_argument("--weights", default="0,0.25,0.5,1,2", help="pheromone term weights")
+    lrn.add_argument("--rounds", type=int, default=10)
+    lrn.add_argument("--seed", type=int, default=0, help="workload/held-apart split seed")
+    lrn.add_argument("--progress", action="store_true")
+    lrn.set_defaults(fn=_bench_learning)
+    sw = bench.add_parser("swarm", help="swarm soak run: pheromone mass and convergence curve")
+    sw.add_argument("--agents", type=int, default=5)
+    sw.add_argument("--cycles", type=int, default=500)
+    sw.add_argument("--seed", type=int, default=0)
+    sw.add_argument("--out", required=True)
+    sw.set_defaults(fn=_bench_swarm)
     thr = bench.add_parser("throughput", help="insert/search/export/import at several sizes")
     thr.add_argument("--sizes", default="100,1000,5000,100000")
     thr.add_argument("--out", required=True)

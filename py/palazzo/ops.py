@@ -225,7 +225,8 @@ def _search(palace: Palace, args: dict[str, Any]) -> Result:
     from palazzo.search import search
 
     hits = search(palace, args["query"], limit=args.get("limit", 10), wing=args.get("wing"),
-                  room=args.get("room"), mode=args.get("mode", "hybrid"))
+                  room=args.get("room"), mode=args.get("mode", "hybrid"),
+                  pheromone=args.get("pheromone", 0.0))
     return {"query": args["query"], "results": [h.to_dict() for h in hits]}
 
 
@@ -340,9 +341,11 @@ def _build() -> Registry:
                   _obj({"content": TEXT, "wing": NAME, "room": NAME, "threshold": THRESHOLD,
                         "limit": LIMIT}, ("content",)), _check_duplicate))
     add(Operation("search",
-                  "Hybrid search (vectors + BM25, fused by RRF) with optional wing/room filter.",
+                  "Hybrid search (vectors + BM25, fused by RRF) with optional wing/room filter; "
+                  "pheromone > 0 adds the learned-from-use term (off by default).",
                   _obj({"query": TEXT, "limit": LIMIT, "wing": NAME, "room": NAME,
-                        "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]}},
+                        "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]},
+                        "pheromone": {"type": "number", "minimum": 0, "maximum": 10}},
                        ("query",)),
                   _search))
     add(Operation("bulk_replace", "Find and replace text across drawers (optionally a wing "

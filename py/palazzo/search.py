@@ -2,6 +2,15 @@
 
 Vector scores are one matrix-vector product over the normalised embedding matrix; BM25 is
 sparse algebra over the text index; both are restricted to the wing/room mask before ranking.
+
+Learning from use (issue 4): a hybrid search may add a pheromone term. Drawers that earlier
+searches marked useful (``pheromone_deposit`` with ``drawer_ids``) carry exploitation
+pheromone; with ``pheromone`` = w > 0 each *candidate* (a drawer in the vector or BM25 list
+this query fused, each cut at its depth) gains w·min(exploitation, 1)/(k + 1), i.e. w times
+what first place in one RRF list is worth. The term only re-orders what the query found; a
+drawer outside both lists gains nothing. It is off (w = 0) by default because
+``palazzo bench learning`` found that it helps the repeated queries and hurts the others
+(README, "Retrieval that learns from use").
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ MODES = ("hybrid", "vector", "bm25", "blend")
 DEPTH_PER_RESULT = 8
 MIN_DEPTH = 50
 RRF_K = 60
+MAX_PHEROMONE_WEIGHT = 10.0
 
 
 @dataclass(slots=True)
@@ -34,6 +44,7 @@ class Hit:
     bm25: float | None
     vector_rank: int | None
     bm25_rank: int | None
+    pheromone: float | None = None
 
     def to_dict(self, snippet: int | None = None) -> dict[str, Any]:
         text = self.content if snippet is None else self.content[:snippet]
@@ -48,6 +59,7 @@ class Hit:
                 "bm25": self.bm25,
                 "vector_rank": self.vector_rank,
                 "bm25_rank": self.bm25_rank,
+                "pheromone": self.pheromone,
             },
         }
 
@@ -74,6 +86,17 @@ def vector_scores(palace, query: str, best_chunk: bool = True) -> np.ndarray | N
     return scores
 
 
+def pheromone_term(palace, candidates: np.ndarray, weight: float) -> np.ndarray:
+    """Return weight·min(exploitation, 1)/(RRF_K + 1) on ``candidates`` rows, 0 elsewhere.
+
+    Why clamp at 1: as in the edge factor Φ, a much-used drawer saturates instead of drowning
+    every relevance signal. Cost: O(rows), vectorised.
+    """
+    n = len(candidates)
+    exploitation = palace.drawers.columns["exploitation"][:n]
+    return np.where(candidates, weight * np.minimum(exploitation, 1.0) / (RRF_K + 1.0), 0.0)
+
+
 def search(
     palace,
     query: str,
@@ -81,16 +104,24 @@ def search(
     wing: str | None = None,
     room: str | None = None,
     mode: str = "hybrid",
+    pheromone: float = 0.0,
 ) -> list[Hit]:
     """Return up to ``limit`` hits for ``query``, best first.
 
     ``hybrid`` fuses the vector and BM25 rankings with RRF (k = 60) and falls back to BM25
     when the palace has no vectors; ``vector`` and ``bm25`` use one list; ``blend`` is
-    MemPalace's 0.6·cosine + 0.4·min-max(BM25), kept to measure against. Cost: one embedding,
-    one matvec over all drawers, one sparse BM25 pass, and sorting the top candidates.
+    MemPalace's 0.6·cosine + 0.4·min-max(BM25), kept to measure against. ``pheromone`` > 0
+    adds the learned term (hybrid only; see the module docstring); each hit then reports the
+    term it got. Cost: one embedding, one matvec over all drawers, one sparse BM25 pass, and
+    sorting the top candidates.
     """
     if mode not in MODES:
         raise ValidationError(f"mode must be one of {', '.join(MODES)}")
+    pheromone = float(pheromone)
+    if not 0.0 <= pheromone <= MAX_PHEROMONE_WEIGHT:
+        raise ValidationError(f"pheromone must be between 0 and {MAX_PHEROMONE_WEIGHT:g}")
+    if pheromone and mode != "hybrid":
+        raise ValidationError("the pheromone term works with mode hybrid only")
     if not query.strip():
         raise ValidationError("query must not be empty")
     store = palace.drawers
@@ -108,6 +139,7 @@ def search(
                   else np.empty(0, np.intp))
     bm_ranked = fusion.rank(bm, mask, depth) if bm is not None else np.empty(0, np.intp)
     fused = None
+    boost = None
     if mode == "vector":
         order = vec_ranked[:limit]
     elif mode == "bm25" or vec is None:
@@ -117,6 +149,9 @@ def search(
         order = fusion.rank(fused, mask, limit, positive=False)
     else:
         fused = fusion.rrf([vec_ranked, bm_ranked], k=RRF_K, size=store.size)
+        if pheromone:
+            boost = pheromone_term(palace, fused > 0, pheromone)
+            fused = fused + boost
         order = fusion.rank(fused, mask, limit)
 
     vrank = {int(r): i + 1 for i, r in enumerate(vec_ranked)}
@@ -136,5 +171,6 @@ def search(
             vector=float(vec[r]) if vec is not None and np.isfinite(vec[r]) else None,
             bm25=float(bm[r]) if bm is not None else None,
             vector_rank=vrank.get(r), bm25_rank=brank.get(r),
+            pheromone=None if boost is None else float(boost[r]),
         ))
     return hits

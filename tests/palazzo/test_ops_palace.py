@@ -67,7 +67,8 @@ def test_drawer_lifecycle(palace):
 def test_search_filters_and_scores(palace):
     res = palace.call("search", {"query": "hybrid search RRF", "limit": 5})["results"]
     assert res[0]["wing"] == "people"
-    assert set(res[0]["scores"]) == {"vector", "bm25", "vector_rank", "bm25_rank"}
+    assert set(res[0]["scores"]) == {"vector", "bm25", "vector_rank", "bm25_rank",
+                                      "pheromone"}
     only = palace.call("search", {"query": "search", "wing": "projects"})["results"]
     assert {r["wing"] for r in only} == {"projects"}
     room = palace.call("search", {"query": "pheromone", "wing": "projects", "room": "ui"})
