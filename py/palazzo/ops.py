@@ -301,6 +301,7 @@ def _import(palace: Palace, args: dict[str, Any]) -> Result:
         s = new.drawers
         rows = s.live_rows()
         missing = new.embed_rows(rows[~s.has_vector[rows]])
+    new.provenance.keyring = palace.provenance.keyring  # an import never brings keys
     palace.replace_with(new)
     return {"imported": new.counts(), "embedded_now": missing}
 
@@ -365,11 +366,13 @@ def _build() -> Registry:
                         "reindex": {"type": "boolean"}}), _import, mutates=True))
     # Operations of other engine areas live beside their modules; imported here, not at the
     # top, because they import this module's Operation and schema helpers.
-    from palazzo import ops_agents, ops_navigation, ops_pheromone
+    from palazzo import ops_agents, ops_kg, ops_navigation, ops_pheromone, ops_provenance
 
     ops_pheromone.register(reg)
     ops_navigation.register(reg)
     ops_agents.register(reg)
+    ops_kg.register(reg)
+    ops_provenance.register(reg)
     return reg
 
 

@@ -81,6 +81,13 @@ class Palace:
         from palazzo.textindex import BM25Index
 
         self.text_index = BM25Index()
+        from palazzo.conversation import Conversations
+        from palazzo.kg import KnowledgeGraph
+        from palazzo.provenance import Provenance
+
+        self.kg = KnowledgeGraph(self)
+        self.conversations = Conversations(self)
+        self.provenance = Provenance(self)
 
     # -- operations entry point -------------------------------------------------------------
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -90,8 +97,11 @@ class Palace:
         return REGISTRY.call(self, name, args)
 
     def replace_with(self, other: Palace) -> None:
-        """Take over every piece of state of ``other`` (an import's atomic switch)."""
+        """Take over every piece of state of ``other`` (an import's atomic switch); its
+        sub-stores are re-pointed at this palace."""
         self.__dict__.update(other.__dict__)
+        for part in (self.kg, self.conversations, self.provenance):
+            part.palace = self
 
     # -- hierarchy --------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from palazzo import jsontext
+from palazzo.conversation import Conversations
 from palazzo.errors import ImportRejected, PalazzoError
+from palazzo.kg import KnowledgeGraph
 from palazzo.model import (
     PALACE_ID,
     Agent,
@@ -36,6 +38,7 @@ from palazzo.model import (
     wing_id,
 )
 from palazzo.palace import CHUNK_SIZE, MAX_CONTENT
+from palazzo.provenance import Provenance
 from palazzo.store import DRAWER_FLOATS, EDGE_FLOATS
 
 FORMAT = "palazzo"
@@ -90,6 +93,9 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
         "edges": edges,
         "vectors": None,
         "chunk_vectors": None,
+        "kg": palace.kg.to_json(),
+        "conversations": palace.conversations.to_json(),
+        "provenance": palace.provenance.to_json(),
     }
     emb = palace.embedder
     embedded = [int(r) for r in rows if s.has_vector[r]]
@@ -362,6 +368,14 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
                 palace.drawers.set_chunks(row, chunk_vectors[drawer], mean=vec)
             else:
                 palace.drawers.set_vector(row, vec)
+    # Sections of later issues, read once drawers, entities and edges exist (they refer to
+    # them); each reader validates its whole section and raises ImportRejected.
+    # Sections of later issues; each reader validates its whole section before returning.
+    palace.kg = KnowledgeGraph.from_json(palace, body.get("kg", {}), f"{where}.kg")
+    palace.conversations = Conversations.from_json(palace, body.get("conversations", {}),
+                                                   f"{where}.conversations")
+    palace.provenance = Provenance.from_json(palace, body.get("provenance", {}),
+                                             f"{where}.provenance")
     return palace
 
 
