@@ -19,7 +19,8 @@ MAX_AGENTS = 100
 
 
 def _list_agents(palace: Palace, args: dict[str, Any]) -> Result:
-    return {"agents": [agent_dict(a) for a in palace.agents.values()],
+    return {"agents": [{**agent_dict(a), "diary_entries": palace.diaries.count(a.id)}
+                       for a in palace.agents.values()],
             "archetypes": [{"name": a.name, "strategy": a.strategy,
                             "temperature": a.temperature, "description": a.description}
                            for a in ARCHETYPES.values()]}
@@ -49,6 +50,23 @@ def _run_swarm(palace: Palace, args: dict[str, Any]) -> Result:
     return result.to_dict()
 
 
+def _diary_write(palace: Palace, args: dict[str, Any]) -> Result:
+    codes = args.get("codes") or {}
+    if not all(isinstance(v, str) and v.strip() for v in codes.values()):
+        raise ValidationError("codes must map entity names to non-empty codes")
+    return palace.diaries.write(args["agent"], args["text"], args.get("topic", "general"),
+                                args.get("importance", 0.5), args.get("aaak", False), codes)
+
+
+def _diary_read(palace: Palace, args: dict[str, Any]) -> Result:
+    entries = palace.diaries.read(args["agent"], args.get("limit", 10), args.get("since"),
+                                  args.get("until"))
+    return {"agent": args["agent"], "entries": entries}
+
+
+DAY = {"type": "string", "minLength": 10, "maxLength": 40}
+
+
 def register(reg: Registry) -> None:
     """Add the agent operations to ``reg``. Returns None; a second call raises."""
     add = reg.add
@@ -72,3 +90,14 @@ def register(reg: Registry) -> None:
                                         "maximum": MAX_CYCLES},
                         "stop_on_converge": {"type": "boolean"}}),
                   _run_swarm, mutates=True))
+    add(Operation("diary_write", "Write a verbatim entry to an agent's diary (a drawer in its "
+                  "wing, so it is searchable); aaak adds the compact AAAK form beside it.",
+                  _obj({"agent": NAME, "text": TEXT, "topic": NAME,
+                        "importance": {"type": "number", "minimum": 0, "maximum": 1},
+                        "aaak": {"type": "boolean"}, "codes": {"type": "object"}},
+                       ("agent", "text")), _diary_write, mutates=True))
+    add(Operation("diary_read", "An agent's diary entries, latest first (limit, since/until "
+                  "ISO dates).",
+                  _obj({"agent": NAME, "limit": {"type": "integer", "minimum": 1,
+                                                 "maximum": 1000},
+                        "since": DAY, "until": DAY}, ("agent",)), _diary_read))

@@ -82,12 +82,14 @@ class Palace:
 
         self.text_index = BM25Index()
         from palazzo.conversation import Conversations
+        from palazzo.diary import Diaries
         from palazzo.kg import KnowledgeGraph
         from palazzo.provenance import Provenance
 
         self.kg = KnowledgeGraph(self)
         self.conversations = Conversations(self)
         self.provenance = Provenance(self)
+        self.diaries = Diaries(self)
 
     # -- operations entry point -------------------------------------------------------------
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -100,7 +102,7 @@ class Palace:
         """Take over every piece of state of ``other`` (an import's atomic switch); its
         sub-stores are re-pointed at this palace."""
         self.__dict__.update(other.__dict__)
-        for part in (self.kg, self.conversations, self.provenance):
+        for part in (self.kg, self.conversations, self.provenance, self.diaries):
             part.palace = self
 
     # -- hierarchy --------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import numpy as np
 
 from palazzo import jsontext
 from palazzo.conversation import Conversations
+from palazzo.diary import Diaries
 from palazzo.errors import ImportRejected, PalazzoError
 from palazzo.kg import KnowledgeGraph
 from palazzo.model import (
@@ -96,6 +97,7 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
         "kg": palace.kg.to_json(),
         "conversations": palace.conversations.to_json(),
         "provenance": palace.provenance.to_json(),
+        "diaries": palace.diaries.to_json(),
     }
     emb = palace.embedder
     embedded = [int(r) for r in rows if s.has_vector[r]]
@@ -376,6 +378,7 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
                                                    f"{where}.conversations")
     palace.provenance = Provenance.from_json(palace, body.get("provenance", {}),
                                              f"{where}.provenance")
+    palace.diaries = Diaries.from_json(palace, body.get("diaries", []), f"{where}.diaries")
     return palace
 
 
