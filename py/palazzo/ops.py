@@ -306,6 +306,13 @@ def _import(palace: Palace, args: dict[str, Any]) -> Result:
     return {"imported": new.counts(), "embedded_now": missing}
 
 
+def _export_graph(palace: Palace, args: dict[str, Any]) -> Result:
+    from palazzo.graphexport import export_graph
+
+    return export_graph(palace, args.get("format", "d3"), args.get("level", "rooms"),
+                        args.get("wing"), args.get("entity"), args.get("hops", 2))
+
+
 def _build() -> Registry:
     reg = Registry()
     add = reg.add
@@ -364,6 +371,13 @@ def _build() -> Registry:
                   "completely first; on any error nothing changes.",
                   _obj({"document": {"type": "object"}, "text": {"type": "string"},
                         "reindex": {"type": "boolean"}}), _import, mutates=True))
+    add(Operation("export_graph", "The palace (rooms level, or every drawer; optionally one "
+                  "wing) or an entity's knowledge-graph neighbourhood as Graphviz DOT, "
+                  "Mermaid or D3 node-link JSON.",
+                  _obj({"format": {"enum": ["dot", "mermaid", "d3"]},
+                        "level": {"enum": ["rooms", "drawers"]}, "wing": NAME,
+                        "entity": NAME, "hops": {"type": "integer", "minimum": 0,
+                                                 "maximum": 6}}), _export_graph))
     # Operations of other engine areas live beside their modules; imported here, not at the
     # top, because they import this module's Operation and schema helpers.
     from palazzo import ops_agents, ops_kg, ops_navigation, ops_pheromone, ops_provenance
