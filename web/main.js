@@ -4,7 +4,8 @@ import { makeDocumentLink } from "./document.js";
 import { makeClient } from "./rpc.js";
 
 const origin = performance.timeOrigin;
-const worker = new Worker(new URL("workers/palace.worker.js", document.baseURI));
+// The page's query (say ?storage=indexeddb) reaches the worker, which picks its storage.
+const worker = new Worker(new URL(`workers/palace.worker.js${location.search}`, document.baseURI));
 const client = makeClient(worker);
 const doc = makeDocumentLink(worker);
 

@@ -6,6 +6,7 @@
 const SITE = new URL("../", self.location.href);
 const VENDOR = new URL("vendor/pyodide/", SITE);
 importScripts(new URL("pyodide.js", VENDOR).href);
+importScripts(new URL("storage.js", self.location.href).href);
 
 // Wall-clock milliseconds, comparable with the page's performance.timeOrigin.
 const now = () => performance.timeOrigin + performance.now();
@@ -18,16 +19,35 @@ const quiet = { messageCallback: () => {}, errorCallback: (m) => console.error(m
 let pyodide = null;
 let bridge = null;
 let host = null;
+let storage = null;
 const pending = [];
+// Calls, patches and storage writes run one after another, in arrival order.
+let queue = Promise.resolve();
+const serial = (task) => { queue = queue.then(task, task); return queue; };
 
-function answer(msg) {
+// Write the engine's storage changes; resolves when they are durable.
+async function flush() {
+  const changes = host.drain(bridge);
+  const list = changes.toJs({ create_pyproxies: false });
+  changes.destroy();
+  for (const change of list) await storage.apply(change);
+}
+
+async function answer(msg) {
   // The reply crosses as a JSON string so no Python proxy ever leaves the worker.
-  const request = JSON.stringify({ id: msg.id, name: msg.name, args: msg.args ?? {} });
+  const args = msg.args ?? {};
   let reply;
   try {
+    if (msg.name === "open_palace" && typeof args.name === "string") {
+      const writable = await PalaceStorage.lock(args.name);
+      host.load_palace(bridge, args.name, await storage.readAll(args.name), writable);
+    }
+    const request = JSON.stringify({ id: msg.id, name: msg.name, args });
     reply = JSON.parse(bridge.handle_json(request));
+    // A change is acknowledged only once it is written.
+    await flush();
   } catch (err) {
-    reply = { id: msg.id, ok: false, error: { code: "worker_error", type: "Error", message: String(err) } };
+    reply = { id: msg.id, ok: false, error: { code: "storage_error", type: "Error", message: `not saved: ${err}` } };
   }
   self.postMessage({ type: "reply", reply });
 }
@@ -56,9 +76,15 @@ async function boot() {
     current = "engine";
     stage("engine", "start");
     host = pyodide.pyimport("palazzo.hosts.worker");
-    bridge = host.start_engine();
-    stage("engine", "done");
-    while (pending.length) answer(pending.shift());
+    storage = await PalaceStorage.open(new URLSearchParams(self.location.search).get("storage"));
+    const names = await storage.list();
+    const name = names.length ? names[0] : host.FIRST_PALACE;
+    const writable = await PalaceStorage.lock(name);
+    const files = names.length ? await storage.readAll(name) : null;
+    bridge = host.start_engine(storage.kind, names, writable, names.length ? name : null, files);
+    await flush();
+    stage("engine", "done", `${storage.kind}${writable ? "" : ", read-only"}`);
+    while (pending.length) { const msg = pending.shift(); serial(() => answer(msg)); }
 
     current = "interface";
     stage("interface", "start");
@@ -77,7 +103,8 @@ async function boot() {
     await pyodide.loadPackage(build.deferred_packages, quiet);
     const weights = await fetch(new URL("vendor/models/minilm/minilm.npz", SITE));
     if (!weights.ok) throw new Error(`MiniLM weights: HTTP ${weights.status}`);
-    host.attach_embedder(bridge, new Uint8Array(await weights.arrayBuffer()));
+    const bytes = new Uint8Array(await weights.arrayBuffer());
+    await serial(async () => { host.attach_embedder(bridge, bytes); await flush(); });
     stage("deferred", "done");
   } catch (err) {
     const text = String(err && err.message ? err.message : err);
@@ -90,18 +117,21 @@ self.onmessage = (event) => {
   const msg = event.data;
   switch (msg.type) {
     case "call":
-      if (bridge) answer(msg);
+      if (bridge) serial(() => answer(msg));
       else pending.push(msg);
       break;
     case "rendered":
       host.link_document(sendPatch);
       break;
     case "patch":
-      try {
-        host.apply_patch(msg.patch);
-      } finally {
-        self.postMessage({ type: "idle" });
-      }
+      serial(async () => {
+        try {
+          host.apply_patch(msg.patch);
+          await flush();
+        } finally {
+          self.postMessage({ type: "idle" });
+        }
+      });
       break;
   }
 };

@@ -12,23 +12,67 @@ import traceback
 from typing import Any
 
 from palazzo import jsontext
-from palazzo.errors import PalazzoError
+from palazzo.errors import PalazzoError, ValidationError
 from palazzo.ops import Registry, default_registry
 from palazzo.palace import Palace
+from palazzo.schema import validate
+
+# Host-level operations: they change which palace is open, so they belong to the library.
+NAME = {"type": "string", "minLength": 1, "maxLength": 64}
+LIBRARY_OPS: dict[str, dict[str, Any]] = {
+    "list_palaces": {"type": "object", "properties": {}, "additionalProperties": False},
+    "new_palace": {"type": "object", "properties": {"name": NAME}, "required": ["name"],
+                   "additionalProperties": False},
+    "open_palace": {"type": "object", "properties": {"name": NAME}, "required": ["name"],
+                    "additionalProperties": False},
+    "delete_palace": {"type": "object", "properties": {"name": NAME, "confirm": NAME},
+                      "required": ["name", "confirm"], "additionalProperties": False},
+    "storage_status": {"type": "object", "properties": {}, "additionalProperties": False},
+}
 
 
 class Bridge:
-    """Holds the open palace and answers operation requests against it."""
+    """Holds the open palace (bare, or persisted through a library) and answers requests."""
 
-    __slots__ = ("palace", "registry")
+    __slots__ = ("_palace", "library", "registry")
 
-    def __init__(self, palace: Palace | None = None, registry: Registry | None = None) -> None:
-        self.palace = palace if palace is not None else Palace()
+    def __init__(self, palace: Palace | None = None, registry: Registry | None = None,
+                 library: Any = None) -> None:
+        self._palace = palace if palace is not None or library is not None else Palace()
+        self.library = library
         self.registry = registry if registry is not None else default_registry()
 
+    @property
+    def palace(self) -> Palace:
+        """Return the open palace (the library's, when there is one)."""
+        if self.library is not None:
+            if self.library.store is None:
+                raise ValidationError("no palace is open: open or create one")
+            return self.library.store.palace
+        return self._palace
+
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run one operation and return its result; errors propagate as exceptions."""
-        return self.registry.call(self.palace, name, args)
+        """Run one operation and return its result; errors propagate as exceptions.
+
+        With a library, mutating operations are journaled (acknowledged once written) and the
+        library operations (list_palaces, new_palace, open_palace, delete_palace,
+        storage_status) are answered here.
+        """
+        if self.library is None:
+            return self.registry.call(self._palace, name, args)
+        if name in LIBRARY_OPS:
+            args = {} if args is None else args
+            if not isinstance(args, dict):
+                raise ValidationError(f"arguments of {name!r} must be an object")
+            validate(args, LIBRARY_OPS[name], where=f"{name} arguments")
+            if name == "storage_status":
+                store = self.library.store
+                return {"palace": self.library.name, "backend": self.library.root.kind,
+                        "status": None if store is None else store.status.to_dict()}
+            return getattr(self.library, name)(**args)
+        if self.library.store is None:
+            raise ValidationError("no palace is open: open or create one")
+        return self.library.store.call(name, args)
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer one request dict with a reply dict; never raises.

@@ -76,7 +76,7 @@ class Palace:
         dim = embedder.dim if embedder is not None else DEFAULT_DIM
         self.drawers = DrawerStore(dim)
         if embedder is not None:
-            self.drawers.set_fingerprint(embedder.fingerprint)
+            self.drawers.set_fingerprint(embedder.fingerprint, embedder.name)
         self.edges = EdgeTable()
         from palazzo.textindex import BM25Index
 
@@ -323,7 +323,7 @@ class Palace:
         self.embedder = embedder
         if embedder.dim != self.drawers.dim:
             self.drawers.resize_vectors(embedder.dim)
-        self.drawers.set_fingerprint(embedder.fingerprint)
+        self.drawers.set_fingerprint(embedder.fingerprint, embedder.name)
 
 
 def _check_content(content: str) -> None:

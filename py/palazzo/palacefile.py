@@ -101,12 +101,15 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
     }
     emb = palace.embedder
     embedded = [int(r) for r in rows if s.has_vector[r]]
-    if vectors is not None and emb is not None and embedded:
+    # Vectors kept from a file while no embedder is attached (a browser boot) still belong to
+    # their embedder: the store remembers its name and fingerprint.
+    name = emb.name if emb is not None else s.embedder_name
+    if vectors is not None and s.fingerprint is not None and name and embedded:
         if vectors not in VECTOR_DTYPES:
             raise PalazzoError(f"vectors must be one of {', '.join(VECTOR_DTYPES)} or None")
         matrix = s.vectors[embedded].astype(VECTOR_DTYPES[vectors])
         body["vectors"] = {
-            "embedder": emb.name, "fingerprint": emb.fingerprint, "dim": int(s.dim),
+            "embedder": name, "fingerprint": s.fingerprint, "dim": int(s.dim),
             "dtype": vectors, "ids": [s.ids[r] for r in embedded], "data": _b64(matrix),
         }
         body["chunk_vectors"] = _export_chunks(s, embedded, VECTOR_DTYPES[vectors])
@@ -362,7 +365,13 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
         for key in EDGE_FLOATS:
             palace.edges.columns[key][i] = rec[key]
     emb = palace.embedder
-    if vectors is not None and emb is not None and vectors["fingerprint"] == emb.fingerprint \
+    if vectors is not None and emb is None:
+        # No embedder yet (the browser attaches MiniLM after boot): keep the vectors under
+        # their own fingerprint; attaching that embedder later keeps them, another drops them.
+        if vectors["dim"] != palace.drawers.dim:
+            palace.drawers.resize_vectors(vectors["dim"])
+        palace.drawers.set_fingerprint(vectors["fingerprint"], vectors["embedder"])
+    if vectors is not None and vectors["fingerprint"] == palace.drawers.fingerprint \
             and vectors["dim"] == palace.drawers.dim:
         for drawer, vec in zip(vectors["ids"], vectors["matrix"], strict=True):
             row = palace.drawers.row_of[drawer]
@@ -372,7 +381,6 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
                 palace.drawers.set_vector(row, vec)
     # Sections of later issues, read once drawers, entities and edges exist (they refer to
     # them); each reader validates its whole section and raises ImportRejected.
-    # Sections of later issues; each reader validates its whole section before returning.
     palace.kg = KnowledgeGraph.from_json(palace, body.get("kg", {}), f"{where}.kg")
     palace.conversations = Conversations.from_json(palace, body.get("conversations", {}),
                                                    f"{where}.conversations")
@@ -396,6 +404,7 @@ def _read_vectors(value: Any, ids: set[str], where: str) -> dict[str, Any] | Non
         raise ImportRejected(f"{where}.ids must name each drawer of the file at most once")
     matrix = _read_matrix(v, len(names), dim, dtype, where)
     return {"fingerprint": c.text(v, "fingerprint", where), "dim": dim, "dtype": dtype,
+            "embedder": c.text(v, "embedder", where, ""),
             "ids": names, "matrix": matrix}
 
 

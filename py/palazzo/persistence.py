@@ -46,7 +46,10 @@ SNAPSHOT = re.compile(r"snapshot-(\d{8})\.pz")
 KEYS = "keys.json"
 COMPACT_RECORDS = 500
 COMPACT_BYTES = 32 << 20
-SNAPSHOT_SEQ = -1  # the record framing a snapshot carries this seq
+# Operations whose durable record is a new snapshot rather than a journal record: an import
+# carries a whole palace, and reindex only adds vectors (derived data that replay without the
+# embedder could not remake).
+SNAPSHOT_OPS = frozenset({"import", "reindex"})
 
 
 class ReadOnly(PalazzoError):
@@ -221,6 +224,19 @@ class PalaceStore:
         if self.status.read_only:
             raise ReadOnly("this palace is open for writing elsewhere (another tab or "
                            "process); it is read-only here")
+        if name in SNAPSHOT_OPS:
+            with _FrozenClock(self.palace, float(self.clock())):
+                result = self.registry.call(self.palace, name, args)
+            if name == "reindex" and not result.get("embedded"):
+                return result
+            try:
+                self.compact()
+            except Exception as err:
+                self.boot()
+                if isinstance(err, StorageError):
+                    raise
+                raise StorageError(f"the change was not saved: {err}") from None
+            return result
         record = Record(self.seq + 1, name, copy.deepcopy(args), float(self.clock()))
         try:
             data = journal.encode(record)
@@ -240,7 +256,7 @@ class PalaceStore:
         self.status.journal_records += 1
         self.status.journal_bytes += len(data)
         self.status.last_saved = record.clock
-        if name == "import" or self.status.journal_records >= self.compact_records or \
+        if self.status.journal_records >= self.compact_records or \
                 self.status.journal_bytes >= self.compact_bytes:
             self.compact()
         return result

@@ -287,3 +287,97 @@ class DirectoryRoot:
         fd = self._locks.pop(name, None)
         if fd is not None:
             os.close(fd)
+
+
+class QueuedSpace(MemorySpace):
+    """A memory mirror of a palace's files that queues every change for a host to write.
+
+    For hosts whose storage is asynchronous (the browser's OPFS and IndexedDB): the host loads
+    the files into the mirror before boot, and after every call it takes :meth:`drain` and
+    writes those changes, in order, before it answers the caller. Reads come from the mirror.
+    """
+
+    def __init__(self, files: dict[str, bytes] | None = None) -> None:
+        super().__init__()
+        for name, data in (files or {}).items():
+            self.files[name] = bytearray(data)
+        self.pending: list[tuple[str, str, bytes | int | None]] = []
+
+    def write(self, name: str, data: bytes) -> None:
+        """Replace the file in the mirror and queue ("write", name, data)."""
+        super().write(name, data)
+        self.pending.append(("write", name, bytes(data)))
+
+    def append(self, name: str, data: bytes) -> None:
+        """Append in the mirror and queue ("append", name, data)."""
+        super().append(name, data)
+        self.pending.append(("append", name, bytes(data)))
+
+    def truncate(self, name: str, size: int) -> None:
+        """Cut the mirror's file and queue ("truncate", name, size)."""
+        super().truncate(name, size)
+        self.pending.append(("truncate", name, int(size)))
+
+    def delete(self, name: str) -> None:
+        """Remove the mirror's file and queue ("delete", name, None)."""
+        super().delete(name)
+        self.pending.append(("delete", name, None))
+
+    def drain(self) -> list[tuple[str, str, bytes | int | None]]:
+        """Return the queued changes, oldest first, and forget them."""
+        out, self.pending = self.pending, []
+        return out
+
+
+class QueuedRoot:
+    """Palaces whose files a host keeps (browser storage); this side holds one mirror each.
+
+    ``kind`` names the host's backend ("opfs" or "indexeddb") for the status line. The host
+    passes the names of the palaces it has and the files of the one to open; ``lock`` answers
+    what the host found out (the Web Locks API in the browser).
+    """
+
+    def __init__(self, kind: str, names: list[str], writable: bool = True) -> None:
+        self.kind = kind
+        self.names = set(names)
+        self.spaces: dict[str, QueuedSpace] = {}
+        self.writable = writable
+        self.removed: list[str] = []
+
+    def load(self, name: str, files: dict[str, bytes]) -> None:
+        """Give the mirror of ``name`` the files the host read."""
+        check_palace_name(name)
+        self.names.add(name)
+        self.spaces[name] = QueuedSpace(files)
+
+    def palaces(self) -> list[str]:
+        """Return the palace names, sorted."""
+        return sorted(self.names)
+
+    def space(self, name: str, create: bool = False) -> QueuedSpace:
+        """Return the mirror of ``name`` (a new empty one when ``create``)."""
+        check_palace_name(name)
+        if name not in self.names:
+            if not create:
+                raise NotFound(f"no palace named {name!r}")
+            self.names.add(name)
+        if name not in self.spaces:
+            if not create and name not in self.names:
+                raise NotFound(f"no palace named {name!r}")
+            self.spaces[name] = QueuedSpace()
+        return self.spaces[name]
+
+    def remove(self, name: str) -> None:
+        """Forget the palace; the host deletes its files when it sees it in ``removed``."""
+        if name not in self.names:
+            raise NotFound(f"no palace named {name!r}")
+        self.names.discard(name)
+        self.spaces.pop(name, None)
+        self.removed.append(name)
+
+    def lock(self, name: str) -> bool:
+        """Return whether this tab may write (decided by the host before boot)."""
+        return self.writable
+
+    def unlock(self, name: str) -> None:
+        """Nothing to release on this side."""

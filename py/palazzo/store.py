@@ -103,6 +103,7 @@ class DrawerStore:
     def __init__(self, dim: int, capacity: int = 64) -> None:
         self.dim = dim
         self.fingerprint: str | None = None
+        self.embedder_name: str | None = None
         self.size = 0  # rows ever used (alive or free)
         self.free: list[int] = []
         self.row_of: dict[str, int] = {}
@@ -202,12 +203,14 @@ class DrawerStore:
         self.set_vector(row, mean)
         self.chunks.put(row, vectors)
 
-    def set_fingerprint(self, fingerprint: str) -> None:
+    def set_fingerprint(self, fingerprint: str, name: str | None = None) -> None:
         """Switch the index to another embedder: vectors of the previous one are dropped.
 
         Returns None. A palace never scores one embedder's query against another's vectors;
-        ``reindex`` then fills the rows again.
+        ``reindex`` then fills the rows again. ``name`` is the embedder's name (for exports).
         """
+        if name is not None:
+            self.embedder_name = name
         if fingerprint != self.fingerprint:
             self.fingerprint = fingerprint
             self.has_vector[:] = False

@@ -71,14 +71,19 @@ def site_url():
 
 
 @pytest.fixture(scope="session")
-def browser():
+def playwright():
+    """The one Playwright driver of the session (its sync API allows only one)."""
     from playwright.sync_api import sync_playwright
 
-    exe = chromium_path()
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    b = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    yield b
+    b.close()
 
 
 class Guard:

@@ -30,7 +30,7 @@ def booted(browser, site_url):
 def test_palace_status_through_the_worker_rpc(booted):
     page, _, _ = booted
     status = page.evaluate("window.palazzo.call('palace_status', {})")
-    assert status["name"] == "palace"
+    assert status["name"] == "My palace"  # first launch makes one palace
     assert (status["wings"], status["rooms"], status["drawers"]) == (0, 0, 0)
     assert status["engine"]["python"].startswith("3.12")
     assert status["engine"]["platform"] == "emscripten"  # the engine ran in Pyodide

@@ -45,3 +45,24 @@ def test_json_wire_form_round_trips_and_rejects_bad_json():
     assert bad["ok"] is False and "not valid JSON" in bad["error"]["message"]
     deep = json.loads(bridge.handle_json("[" * 50_000 + "]" * 50_000))
     assert "nests deeper" in deep["error"]["message"]
+
+
+def test_a_library_bridge_journals_writes_and_answers_library_operations():
+    from palazzo.persistence import Library
+    from palazzo.storage import MemoryRoot
+
+    root = MemoryRoot()
+    bridge = Bridge(library=Library(root, lambda **kw: Palace(clock=lambda: 0.0, **kw)))
+    assert bridge.handle({"id": 1, "name": "search", "args": {"query": "x"}})["error"][
+        "message"].startswith("no palace is open")
+    assert bridge.call("new_palace", {"name": "atrium"})["palace"] == "atrium"
+    bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
+    assert bridge.call("storage_status")["status"]["journal_records"] == 1
+    assert bridge.palace.counts()["drawers"] == 1
+    again = Bridge(library=Library(root, lambda **kw: Palace(clock=lambda: 0.0, **kw)))
+    root.unlock("atrium")
+    again.call("open_palace", {"name": "atrium"})
+    assert again.palace.counts()["drawers"] == 1
+    bad = again.handle({"id": 2, "name": "delete_palace", "args": {"name": "atrium"}})
+    assert bad["error"]["code"] == "invalid_arguments"
+    assert again.call("list_palaces")["palaces"] == ["atrium"]

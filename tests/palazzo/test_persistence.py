@@ -193,3 +193,23 @@ def test_library_new_open_delete_and_read_only_second_writer():
         lib.delete_palace("Work notes", confirm="work notes")
     lib.delete_palace("Work notes", confirm="Work notes")
     assert lib.list_palaces() == {"palaces": [], "open": None, "backend": "memory"}
+
+
+def test_import_and_reindex_are_saved_as_snapshots_and_vectors_wait_for_their_embedder():
+    space = MemorySpace()
+    source = make()
+    source.add_drawer("w", "r", "imported text")
+    doc = export_palace(source, vectors="float32", exported_at=0.0)
+    bare = PalaceStore(space, lambda **kw: Palace(clock=lambda: 0.0, **kw), clock=ticking())
+    gen = bare.status.generation
+    bare.call("import", {"document": doc, "reindex": False})
+    assert bare.status.generation == gen + 1 and bare.status.journal_records == 0
+    # Booted without an embedder (a browser before MiniLM): the vectors are kept...
+    again = PalaceStore(space, lambda **kw: Palace(clock=lambda: 0.0, **kw), clock=ticking())
+    assert again.palace.drawers.has_vector[0]
+    assert export_palace(again.palace, vectors="float32", exported_at=0.0)["palace"][
+        "vectors"] == doc["palace"]["vectors"]
+    # ...and attaching the same embedder adopts them: nothing to re-embed.
+    again.palace.set_embedder(HashEmbedder())
+    assert again.call("reindex")["embedded"] == 0
+    assert again.palace.call("search", {"query": "imported", "mode": "vector"})["results"]

@@ -12,10 +12,65 @@ from typing import Any
 
 from palazzo.bridge import Bridge
 
+FIRST_PALACE = "My palace"
 
-def start_engine() -> Bridge:
-    """Return the bridge over a new empty palace (the persistence issue adds loading)."""
-    return Bridge()
+
+def _py(value: Any) -> Any:
+    """Return ``value`` as Python data (JS proxies are converted; bytes stay bytes)."""
+    if hasattr(value, "to_py"):
+        value = value.to_py()
+    if isinstance(value, dict):
+        return {str(k): _py(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_py(v) for v in value]
+    if isinstance(value, memoryview | bytearray):
+        return bytes(value)
+    return value
+
+
+def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
+                 name: str | None = None, files: Any = None) -> Bridge:
+    """Return the bridge over the browser's palaces: ``kind`` is the storage the worker found
+    ("opfs", "indexeddb" or "memory"), ``names`` the palaces it holds, ``files`` the files of
+    ``name`` (the one to open, read by the worker). No palace yet: a first one is created.
+
+    ``writable`` is False when another tab holds the palace's lock; the palace then opens
+    read-only and says so in its status.
+    """
+    from palazzo.palace import Palace
+    from palazzo.persistence import Library
+    from palazzo.storage import QueuedRoot
+
+    root = QueuedRoot(kind, list(_py(names)), writable=bool(writable))
+    library = Library(root, lambda **kw: Palace(**kw))
+    bridge = Bridge(library=library)
+    if name is not None:
+        root.load(name, _py(files) or {})
+        library.open_palace(name)
+    elif not root.palaces():
+        library.new_palace(FIRST_PALACE)
+    return bridge
+
+
+def load_palace(bridge: Bridge, name: str, files: Any, writable: bool) -> None:
+    """Give the library the files of palace ``name`` that the worker read, and whether this
+    tab got its lock (before ``open_palace`` runs)."""
+    bridge.library.root.load(name, _py(files))
+    bridge.library.root.writable = bool(writable)
+
+
+def drain(bridge: Bridge) -> list[list[Any]]:
+    """Return the storage changes to write, oldest first: [op, palace, file, data] with op
+    write/append (data bytes), truncate (data a size), delete (file) or remove (a palace)."""
+    lib = bridge.library
+    if lib is None:
+        return []
+    root = lib.root
+    out: list[list[Any]] = [["remove", name, "", None] for name in root.removed]
+    root.removed.clear()
+    for name, space in root.spaces.items():
+        out.extend([op, name, file, data] for op, file, data in space.drain())
+    return out
 
 
 def attach_embedder(bridge: Bridge, weights: Any) -> dict[str, Any]:

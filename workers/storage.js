@@ -1,0 +1,166 @@
+// Palace files in the browser for the palace worker: OPFS (synchronous access handles) where
+// the browser has it, IndexedDB where it does not, memory as a last resort (nothing kept).
+// The engine keeps a mirror of the open palace's files and hands over its changes after each
+// call; applyAll writes them in order and resolves once they are durable, and only then does
+// the worker answer the call.
+"use strict";
+
+const PalaceStorage = (() => {
+  const ROOT = "palazzo";
+
+  class OpfsStore {
+    constructor(dir) { this.dir = dir; this.kind = "opfs"; }
+
+    async list() {
+      const names = [];
+      for await (const [name, handle] of this.dir.entries()) {
+        if (handle.kind === "directory") names.push(name);
+      }
+      return names.sort();
+    }
+
+    async readAll(palace) {
+      const files = {};
+      let dir;
+      try { dir = await this.dir.getDirectoryHandle(palace); } catch { return files; }
+      for await (const [name, handle] of dir.entries()) {
+        if (handle.kind === "file") files[name] = new Uint8Array(await (await handle.getFile()).arrayBuffer());
+      }
+      return files;
+    }
+
+    async apply([op, palace, file, data]) {
+      if (op === "remove") {
+        try { await this.dir.removeEntry(palace, { recursive: true }); } catch (err) { if (err.name !== "NotFoundError") throw err; }
+        return;
+      }
+      const dir = await this.dir.getDirectoryHandle(palace, { create: true });
+      if (op === "delete") {
+        try { await dir.removeEntry(file); } catch (err) { if (err.name !== "NotFoundError") throw err; }
+        return;
+      }
+      const handle = await dir.getFileHandle(file, { create: true });
+      const access = await handle.createSyncAccessHandle();
+      try {
+        if (op === "write") {
+          access.truncate(0);
+          access.write(data, { at: 0 });
+        } else if (op === "append") {
+          access.write(data, { at: access.getSize() });
+        } else if (op === "truncate") {
+          access.truncate(data);
+        } else {
+          throw new Error(`unknown storage operation ${op}`);
+        }
+        access.flush();
+      } finally {
+        access.close();
+      }
+    }
+  }
+
+  function request(req) {
+    return new Promise((resolve, reject) => {
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
+  }
+
+  class IdbStore {
+    constructor(db) { this.db = db; this.kind = "indexeddb"; }
+
+    static async open() {
+      const req = indexedDB.open(ROOT, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore("files");
+      return new IdbStore(await request(req));
+    }
+
+    tx(mode) { return this.db.transaction("files", mode).objectStore("files"); }
+
+    async list() {
+      const keys = await request(this.tx("readonly").getAllKeys());
+      return [...new Set(keys.map((k) => k.split("/")[0]))].sort();
+    }
+
+    async readAll(palace) {
+      const files = {};
+      const range = IDBKeyRange.bound(`${palace}/`, `${palace}/\uffff`);
+      const store = this.tx("readonly");
+      const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
+      keys.forEach((k, i) => { files[k.slice(palace.length + 1)] = new Uint8Array(values[i]); });
+      return files;
+    }
+
+    async apply([op, palace, file, data]) {
+      const key = `${palace}/${file}`;
+      if (op === "remove") {
+        await request(this.tx("readwrite").delete(IDBKeyRange.bound(`${palace}/`, `${palace}/\uffff`)));
+      } else if (op === "delete") {
+        await request(this.tx("readwrite").delete(key));
+      } else {
+        const old = op === "write" ? null : await request(this.tx("readonly").get(key));
+        let next;
+        if (op === "write") next = data;
+        else if (op === "append") {
+          next = new Uint8Array((old ? old.byteLength : 0) + data.byteLength);
+          if (old) next.set(new Uint8Array(old));
+          next.set(data, old ? old.byteLength : 0);
+        } else if (op === "truncate") next = old ? new Uint8Array(old).slice(0, data) : new Uint8Array(0);
+        else throw new Error(`unknown storage operation ${op}`);
+        // One transaction a change: it is durable when the transaction completes.
+        const store = this.db.transaction("files", "readwrite", { durability: "strict" }).objectStore("files");
+        await request(store.put(next.buffer.slice(next.byteOffset, next.byteOffset + next.byteLength), key));
+      }
+    }
+  }
+
+  class MemoryStore {
+    constructor() { this.kind = "memory"; }
+    async list() { return []; }
+    async readAll() { return {}; }
+    async apply() {}
+  }
+
+  async function openOpfs() {
+    if (!self.navigator || !navigator.storage || !navigator.storage.getDirectory) return null;
+    try {
+      const root = await navigator.storage.getDirectory();
+      const dir = await root.getDirectoryHandle(ROOT, { create: true });
+      // Probe the synchronous access handle: some browsers have OPFS without it.
+      const probe = await dir.getFileHandle(".probe", { create: true });
+      if (typeof probe.createSyncAccessHandle !== "function") return null;
+      (await probe.createSyncAccessHandle()).close();
+      await dir.removeEntry(".probe");
+      return new OpfsStore(dir);
+    } catch (err) {
+      console.warn(`OPFS unavailable: ${err}`);
+      return null;
+    }
+  }
+
+  async function open(prefer) {
+    if (prefer !== "indexeddb") {
+      const opfs = await openOpfs();
+      if (opfs) return opfs;
+    }
+    if (self.indexedDB) {
+      try { return await IdbStore.open(); } catch (err) { console.warn(`IndexedDB unavailable: ${err}`); }
+    }
+    return new MemoryStore();
+  }
+
+  // Hold the palace's writer lock for the life of this worker; resolves false when another
+  // tab holds it (this tab then opens the palace read-only).
+  function lock(palace) {
+    if (!self.navigator || !navigator.locks) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      navigator.locks.request(`palazzo:${palace}`, { ifAvailable: true }, (held) => {
+        if (!held) { resolve(false); return undefined; }
+        resolve(true);
+        return new Promise(() => {});
+      });
+    });
+  }
+
+  return { open, lock };
+})();
