@@ -124,14 +124,14 @@ def entity_subgraph(palace: Any, entity: str, hops: int = 2) -> Subgraph:
 def _entity_id(palace: Any, entity: str) -> str:
     if entity in palace.entities:
         return entity
-    normalise = getattr(palace.kg, "entity_id", None)
-    if normalise is not None:
-        try:
-            candidate = normalise(entity)
-        except ValidationError:
-            candidate = None
-        if candidate in palace.entities:
-            return candidate
+    from palazzo.kg import entity_id
+
+    try:  # the knowledge graph's normalisation and aliases ("GCP" finds google-cloud-platform)
+        candidate = entity_id(palace.kg.resolve(entity))
+    except ValidationError:
+        candidate = None
+    if candidate in palace.entities:
+        return candidate
     folded = entity.strip().casefold()
     for e in palace.entities.values():
         if e.name.casefold() == folded:

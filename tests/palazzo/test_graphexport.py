@@ -82,3 +82,11 @@ def test_output_is_deterministic_and_errors_are_clear(palace):
         palace.call("export_graph", {"wing": "nowhere"})
     with pytest.raises(ValidationError):
         palace.call("export_graph", {"format": "svg"})
+
+
+def test_entity_names_go_through_the_knowledge_graphs_aliases():
+    p = Palace(clock=lambda: 1.0)
+    p.call("kg_add", {"subject": "Google Cloud Platform", "predicate": "hosts",
+                      "object": "Palazzo demo"})
+    out = p.call("export_graph", {"format": "d3", "entity": "GCP", "hops": 1})
+    assert out["nodes"] == 2 and out["edges"] == 1
