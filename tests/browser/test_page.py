@@ -30,8 +30,8 @@ def booted(browser, site_url):
 def test_palace_status_through_the_worker_rpc(booted):
     page, _, _ = booted
     status = page.evaluate("window.palazzo.call('palace_status', {})")
-    assert status["name"] == "My palace"  # first launch makes one palace
-    assert (status["wings"], status["rooms"], status["drawers"]) == (0, 0, 0)
+    assert status["name"] == "Demo palace"  # a first launch builds the demo palace
+    assert status["wings"] >= 4 and status["rooms"] >= 8 and status["drawers"] >= 15
     assert status["engine"]["python"].startswith("3.12")
     assert status["engine"]["platform"] == "emscripten"  # the engine ran in Pyodide
 
@@ -59,7 +59,8 @@ def test_drawers_are_added_and_found_through_the_worker(booted):
              return (await c('search', {query: 'when should I cut back my flowers?'})).results;
            })()"""
     )
-    assert added[0]["wing"] == "garden"
+    assert "roses" in added[0]["content"]  # the new drawer or the demo's rose drawer
+    assert any(r["wing"] == "garden" for r in added[:3])
     assert added[0]["scores"]["vector"] is not None  # MiniLM ranked it, not only BM25
 
 
@@ -87,7 +88,7 @@ def test_panel_document_renders_visible_content(booted):
     status = page.locator("[data-testid=palace-status]")
     status.wait_for(state="visible")
     assert "Drawers" in status.inner_text()
-    assert page.get_by_text("No wings yet").is_visible()
+    assert page.get_by_text("wing(s)").is_visible()
     box = page.locator("#app").bounding_box()
     assert box and box["height"] > 100
 

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from palazzo.bridge import Bridge
+from palazzo.demo import DEMO_NAME
 
-FIRST_PALACE = "My palace"
+FIRST_PALACE = DEMO_NAME  # the worker opens it on a first launch
 
 
 def _py(value: Any) -> Any:
@@ -48,7 +49,10 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
         root.load(name, _py(files) or {})
         library.open_palace(name)
     elif not root.palaces():
+        from palazzo import demo
+
         library.new_palace(FIRST_PALACE)
+        demo.build(bridge.call)
     return bridge
 
 
