@@ -83,6 +83,14 @@ async function boot() {
     const files = names.length ? await storage.readAll(name) : null;
     bridge = host.start_engine(storage.kind, names, writable, names.length ? name : null, files);
     await flush();
+    // Changes the interface makes are written as they happen; opening another palace from
+    // the interface reads its files first.
+    self.palazzoScheduleFlush = () => { serial(flush); };
+    self.palazzoLoadPalace = async (palace) => {
+      const ok = await PalaceStorage.lock(palace);
+      host.load_palace(bridge, palace, await storage.readAll(palace), ok);
+    };
+    host.install_hooks(bridge);
     stage("engine", "done", `${storage.kind}${writable ? "" : ", read-only"}`);
     while (pending.length) { const msg = pending.shift(); serial(() => answer(msg)); }
 

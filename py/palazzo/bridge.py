@@ -34,13 +34,19 @@ LIBRARY_OPS: dict[str, dict[str, Any]] = {
 class Bridge:
     """Holds the open palace (bare, or persisted through a library) and answers requests."""
 
-    __slots__ = ("_palace", "library", "registry")
+    __slots__ = ("_palace", "library", "registry", "on_change", "hooks")
 
     def __init__(self, palace: Palace | None = None, registry: Registry | None = None,
                  library: Any = None) -> None:
         self._palace = palace if palace is not None or library is not None else Palace()
         self.library = library
         self.registry = registry if registry is not None else default_registry()
+        # Set by a host: called after every call that may have changed something (the
+        # browser worker then writes the changes to storage).
+        self.on_change: Any = None
+        # Host services the interface may use, e.g. "open_palace": an async function of a
+        # palace name that loads its files first (the browser reads them asynchronously).
+        self.hooks: dict[str, Any] = {}
 
     @property
     def palace(self) -> Palace:
@@ -58,6 +64,13 @@ class Bridge:
         library operations (list_palaces, new_palace, open_palace, delete_palace,
         storage_status) are answered here.
         """
+        result = self._call(name, args)
+        if self.on_change is not None and (name in LIBRARY_OPS or
+                                           self.registry.get(name).mutates):
+            self.on_change()
+        return result
+
+    def _call(self, name: str, args: dict[str, Any] | None) -> dict[str, Any]:
         if self.library is None:
             return self.registry.call(self._palace, name, args)
         if name in LIBRARY_OPS:

@@ -56,6 +56,21 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
     return bridge
 
 
+def install_hooks(bridge: Bridge) -> None:
+    """Connect the bridge to the worker script: changes made from the interface are written
+    (``palazzoScheduleFlush``), and the interface can open another palace, whose files the
+    worker reads first (``palazzoLoadPalace``, asynchronous). Returns None."""
+    import js
+
+    bridge.on_change = lambda: js.palazzoScheduleFlush()
+
+    async def open_palace(name: str) -> dict[str, Any]:
+        await js.palazzoLoadPalace(name)
+        return bridge.call("open_palace", {"name": name})
+
+    bridge.hooks["open_palace"] = open_palace
+
+
 def load_palace(bridge: Bridge, name: str, files: Any, writable: bool) -> None:
     """Give the library the files of palace ``name`` that the worker read, and whether this
     tab got its lock (before ``open_palace`` runs)."""
