@@ -44,6 +44,7 @@ async function answer(msg) {
     }
     const request = JSON.stringify({ id: msg.id, name: msg.name, args });
     reply = JSON.parse(bridge.handle_json(request));
+    if (reply.ok) host.refresh_after(bridge, msg.name);
     // A change is acknowledged only once it is written.
     await flush();
   } catch (err) {

@@ -2,7 +2,8 @@
 
 The text file holds wings (``# Wing``), rooms (``## Room``), one drawer a paragraph, and
 knowledge-graph facts (``- subject | predicate | object | valid_from | valid_to`` under
-``# Facts``). :func:`build` adds them through the operations registry, writes a diary entry,
+``# Facts``) and one conversation (``- user: …`` turns under ``# Conversation``).
+:func:`build` adds them through the operations registry, writes a diary entry,
 and runs a short seeded swarm so the map has pheromone trails to show. Nothing binary is
 committed: the demo is made fresh, the same way every time (ids and the swarm are
 deterministic; times come from the palace clock).
@@ -26,6 +27,7 @@ class DemoText:
 
     drawers: list[tuple[str, str, str]] = field(default_factory=list)
     facts: list[dict[str, str]] = field(default_factory=list)
+    turns: list[dict[str, str]] = field(default_factory=list)
 
 
 def parse(text: str) -> DemoText:
@@ -54,6 +56,12 @@ def parse(text: str) -> DemoText:
         elif line.startswith("# "):
             close()
             wing, room = line[2:].strip(), None
+        elif line.startswith("- ") and wing == "Conversation":
+            role, sep, said = line[2:].partition(":")
+            if not sep or role.strip() not in ("user", "assistant") or not said.strip():
+                raise PalazzoError(f"demo text line {number}: a turn is '- user: text' or "
+                                   "'- assistant: text'")
+            out.turns.append({"role": role.strip(), "content": said.strip()})
         elif line.startswith("- ") and wing == "Facts":
             parts = [p.strip() for p in line[2:].split("|")]
             if len(parts) != 5 or not all(parts[:3]):
@@ -85,9 +93,12 @@ def build(call: Any) -> dict[str, Any]:
         call("add_drawer", {"wing": wing, "room": room, "content": text, "source": "demo"})
     for fact in demo.facts:
         call("kg_add", fact)
+    if demo.turns:
+        call("import_conversation", {"conversation": "demo-garden-chat",
+                                     "messages": demo.turns})
     call("diary_write", {"agent": "Guide", "topic": "tour", "aaak": True,
                          "text": "Walked the demo palace: the Home wing has the most drawers; "
                                  "the Projects wing explains how palazzo itself works."})
     swarm = call("run_swarm", dict(SWARM))
-    return {"drawers": len(demo.drawers), "facts": len(demo.facts),
+    return {"drawers": len(demo.drawers), "facts": len(demo.facts), "turns": len(demo.turns),
             "swarm_cycles": swarm["cycles_run"]}

@@ -185,6 +185,30 @@ def _get_drawer(palace: Palace, args: dict[str, Any]) -> Result:
     return {"drawer": palace.drawer(args["drawer_id"]).to_dict()}
 
 
+SNIPPET = 200
+
+
+def _list_drawers(palace: Palace, args: dict[str, Any]) -> Result:
+    wing, room = args.get("wing"), args.get("room")
+    if wing is not None and wing not in palace.wings:
+        raise NotFound(f"no wing named {wing!r}")
+    if room is not None:
+        if wing is None:
+            raise ValidationError("room needs its wing")
+        palace.room(wing, room)  # NotFound names what is missing
+    s = palace.drawers
+    rows = np.flatnonzero(s.mask(wing, room))
+    order = np.lexsort((rows, -s.columns["created_at"][rows]))  # newest first, then row
+    start, limit = args.get("offset", 0), args.get("limit", 50)
+    picked = rows[order][start:start + limit]
+    return {"total": int(len(rows)), "offset": start,
+            "drawers": [{"id": s.ids[r], "wing": s.wing[r], "room": s.room[r],
+                         "closet": s.closet[r], "snippet": s.content[r][:SNIPPET],
+                         "chars": len(s.content[r]),
+                         "created_at": float(s.columns["created_at"][r])}
+                        for r in (int(x) for x in picked)]}
+
+
 def _update_drawer(palace: Palace, args: dict[str, Any]) -> Result:
     fields = {k: args[k] for k in ("content", "importance", "source", "source_file") if k in args}
     return {"drawer": palace.update_drawer(args["drawer_id"], **fields).to_dict()}
@@ -266,8 +290,11 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     rows = live
     if not args.get("force", False):
         rows = rows[~s.has_vector[rows]]
+    todo = len(rows)
+    if "limit" in args:  # a host embedding in steps, to show progress between them
+        rows = rows[: args["limit"]]
     done = palace.embed_rows(rows)
-    return {"embedded": done, "embedder": palace.embedder.name,
+    return {"embedded": done, "remaining": todo - done, "embedder": palace.embedder.name,
             "fingerprint": palace.embedder.fingerprint,
             "total_embedded": int(s.has_vector[: s.size].sum())}
 
@@ -338,6 +365,10 @@ def _build() -> Registry:
                        ("wing", "room", "content")), _add_drawer, mutates=True))
     add(Operation("get_drawer", "One drawer with its full text and metadata.",
                   _obj({"drawer_id": NAME}, ("drawer_id",)), _get_drawer))
+    add(Operation("list_drawers", "Drawers of the palace, a wing or a room, newest first "
+                  "(id, place, the first 200 characters), with offset and limit.",
+                  _obj({"wing": NAME, "room": NAME, "limit": LIMIT,
+                        "offset": {"type": "integer", "minimum": 0}}), _list_drawers))
     add(Operation("update_drawer", "Change a drawer's text or metadata; its id is kept.",
                   _obj({"drawer_id": NAME, "content": TEXT, "importance": IMPORTANCE,
                         "source": OPT_TEXT, "source_file": OPT_TEXT}, ("drawer_id",)),
@@ -363,7 +394,8 @@ def _build() -> Registry:
                   _bulk_replace, mutates=True))
     add(Operation("reindex", "Embed drawers that lack a vector of the current embedder "
                   "(all of them with force).",
-                  _obj({"force": {"type": "boolean"}}), _reindex, mutates=True))
+                  _obj({"force": {"type": "boolean"}, "limit": LIMIT}), _reindex,
+                  mutates=True))
     add(Operation("export", "The palace as a palace JSON document (or JSONL, a drawer a line).",
                   _obj({"format": {"enum": ["json", "jsonl"]},
                         "vectors": {"enum": ["float32", "float16", "none"]}}), _export))

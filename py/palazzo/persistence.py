@@ -227,7 +227,10 @@ class PalaceStore:
         if name in SNAPSHOT_OPS:
             with _FrozenClock(self.palace, float(self.clock())):
                 result = self.registry.call(self.palace, name, args)
-            if name == "reindex" and not result.get("embedded"):
+            # Vectors are derived data: a partial reindex (a host embedding in steps) stays in
+            # memory and is saved with the step that finishes; after a crash the missing
+            # ones are embedded again.
+            if name == "reindex" and (not result.get("embedded") or result.get("remaining")):
                 return result
             try:
                 self.compact()

@@ -87,8 +87,8 @@ def test_panel_document_renders_visible_content(booted):
     # Panel renders into shadow roots; Playwright's text selectors pierce them.
     status = page.locator("[data-testid=palace-status]")
     status.wait_for(state="visible")
-    assert "Drawers" in status.inner_text()
-    assert page.get_by_text("wing(s)").is_visible()
+    assert "drawers" in status.inner_text() and "Demo palace" in status.inner_text()
+    assert page.get_by_text("Knowledge").first.is_visible()  # a tab
     box = page.locator("#app").bounding_box()
     assert box and box["height"] > 100
 

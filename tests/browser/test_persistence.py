@@ -12,7 +12,7 @@ ADD = """(async (texts) => {
   for (const t of texts) {
     await window.palazzo.call('add_drawer', {wing: 'w', room: 'r', content: t});
   }
-  return (await window.palazzo.call('palace_status')).drawers;
+  return (await window.palazzo.call('list_drawers', {wing: 'w'})).total;
 })"""
 
 
@@ -28,7 +28,7 @@ def boot(page, url):
 def contents(page):
     return sorted(page.evaluate("""(async () => {
         const r = await window.palazzo.call('export', {vectors: 'none'});
-        return r.document.palace.drawers.map((d) => d.content);
+        return r.document.palace.drawers.filter((d) => d.wing === 'w').map((d) => d.content);
     })()"""))
 
 

@@ -17,7 +17,7 @@ def test_the_demo_has_wings_rooms_drawers_facts_a_diary_and_trails():
     assert out["drawers"] == len(text.drawers) >= 15 and out["facts"] == len(text.facts) >= 5
     counts = p.counts()
     assert counts["wings"] >= 4 and counts["rooms"] >= 8
-    assert counts["drawers"] == out["drawers"] + 1  # plus the guide's diary entry
+    assert counts["drawers"] == out["drawers"] + 1 + out["turns"]  # diary entry, chat turns
     assert p.call("kg_query", {"entity": "Jonas", "as_of": "2020-06-01"})
     assert p.call("pheromone_status")["edge_pheromones"]["recency"]["nonzero"] > 0
     hit = p.call("search", {"query": "pruning roses", "mode": "bm25"})["results"][0]

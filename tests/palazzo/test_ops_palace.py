@@ -129,3 +129,25 @@ def test_reindex_refits_a_fitted_embedder_on_the_drawers():
     assert p.call("reindex")["embedded"] == 0  # same drawers, same fit: nothing to do
     hits = p.call("search", {"query": "soup", "mode": "vector"})["results"]
     assert hits[0]["content"] == "lentil soup recipe"
+
+
+def test_list_drawers_newest_first_with_paging_and_clear_errors():
+    t = [0.0]
+
+    def clock():
+        t[0] += 1
+        return t[0]
+
+    p = Palace(clock=clock)
+    for i in range(5):
+        p.add_drawer("w", "r", f"drawer {i} " + "x" * 300)
+    p.add_drawer("w", "other", "elsewhere")
+    out = p.call("list_drawers", {"wing": "w", "room": "r", "limit": 2, "offset": 1})
+    assert out["total"] == 5
+    assert [d["snippet"][:8] for d in out["drawers"]] == ["drawer 3", "drawer 2"]
+    assert len(out["drawers"][0]["snippet"]) == 200 and out["drawers"][0]["chars"] > 300
+    assert p.call("list_drawers", {})["total"] == 6
+    with pytest.raises(NotFound):
+        p.call("list_drawers", {"wing": "w", "room": "nowhere"})
+    with pytest.raises(ValidationError):
+        p.call("list_drawers", {"room": "r"})

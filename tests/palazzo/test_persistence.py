@@ -213,3 +213,19 @@ def test_import_and_reindex_are_saved_as_snapshots_and_vectors_wait_for_their_em
     again.palace.set_embedder(HashEmbedder())
     assert again.call("reindex")["embedded"] == 0
     assert again.palace.call("search", {"query": "imported", "mode": "vector"})["results"]
+
+
+def test_signing_keys_are_kept_beside_the_journal_and_tokens_verify_after_a_reboot():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking())
+    store.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
+    turn = store.call("list_turns", {"conversation": "c"})["turns"][0]["id"]
+    bundle = store.call("slice_context", {"anchor": turn})["bundle"]
+    assert space.read("keys.json") is not None
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.call("verify_token", {"bundle": bundle})["valid"] is True
+    again.call("rotate_key")
+    third = PalaceStore(space, make, clock=ticking())
+    assert third.call("verify_token", {"bundle": bundle})["valid"] is True  # old key verifies
+    section = export_palace(third.palace, vectors=None, exported_at=0)["palace"]["provenance"]
+    assert section["keys"] == "not exported"

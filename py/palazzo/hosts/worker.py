@@ -104,7 +104,26 @@ def attach_embedder(bridge: Bridge, weights: Any) -> dict[str, Any]:
 
     data = weights.to_bytes() if hasattr(weights, "to_bytes") else bytes(weights)
     bridge.palace.set_embedder(CachedEmbedder(MiniLMEmbedder(data)))
-    return bridge.call("reindex")
+    result = bridge.call("reindex")
+    refresh_after(bridge, "reindex")
+    return result
+
+
+def refresh_after(bridge: Bridge, name: str) -> None:
+    """Reload the interface's views when operation ``name`` (run for the page's RPC, not by
+    the interface itself) may have changed the palace. Returns None."""
+    from palazzo.bridge import LIBRARY_OPS
+    from palazzo.errors import PalazzoError
+
+    hook = bridge.hooks.get("refresh_ui")
+    if hook is None:
+        return
+    try:
+        changes = name in LIBRARY_OPS or bridge.registry.get(name).mutates
+    except PalazzoError:
+        return
+    if changes:
+        hook()
 
 
 def import_panel(panel_dist: str) -> None:
