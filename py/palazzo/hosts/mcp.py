@@ -80,6 +80,10 @@ META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER = "io.modelcontextprotocol/serverInfo"
 
 CAPABILITIES: dict[str, Any] = {"tools": {}, "prompts": {}}
+CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list"})  # 2026-07-28
+# Nothing in these results is user-specific (public); ttl 0 because a stale list costs more than
+# refetching a small one.
+CACHE_HINTS = {"ttlMs": 0, "cacheScope": "public"}
 PROMPT_NAME = "palace_protocol"
 DEFAULT_AGENT = "assistant"
 DEFAULT_PALACE = Path("~/.palazzo/palace")
@@ -240,7 +244,6 @@ class McpServer:
     def __init__(self, store: Any) -> None:
         self.store = store
         self.version: str | None = None
-        self.initialized = False  # notifications/initialized seen (informational)
         self._requests: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
             "ping": lambda params, version: {},
             "server/discover": self._discover,
@@ -293,8 +296,9 @@ class McpServer:
         elif not notification and not _valid_id(rid):
             problem = "'id' must be a string or a number"
         if notification:
-            if problem is None:
-                self._notify(method, message.get("params"))
+            # notifications/initialized needs no action (initialize already answered), and
+            # notifications/cancelled never finds a request in flight: requests run one at a
+            # time, each answered before the next line is read. Others are not ours to act on.
             return None
         if problem is not None:
             return _error(rid if _valid_id(rid) else None, RpcError(INVALID_REQUEST, problem))
@@ -307,12 +311,6 @@ class McpServer:
             return _error(rid, RpcError(INTERNAL_ERROR, f"internal error: {err}",
                                         {"type": type(err).__name__}))
         return {"jsonrpc": "2.0", "id": rid, "result": result}
-
-    def _notify(self, method: str, params: Any) -> None:
-        if method == "notifications/initialized":
-            self.initialized = True
-        # notifications/cancelled: requests run one at a time and are answered before the
-        # next line is read, so there is never one in flight to cancel. Others: nothing to do.
 
     def _request(self, method: str, params: Any) -> dict[str, Any]:
         params = _params(params)
@@ -337,6 +335,8 @@ class McpServer:
         if modern:
             result = {**result, "resultType": "complete",
                       "_meta": {**result.get("_meta", {}), META_SERVER: dict(SERVER_INFO)}}
+            if method in CACHEABLE:
+                result.update(CACHE_HINTS)
         return result
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -351,7 +351,7 @@ class McpServer:
     def _discover(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         return {"supportedVersions": list(SUPPORTED_VERSIONS),
                 "capabilities": dict(CAPABILITIES), "serverInfo": dict(SERVER_INFO),
-                "instructions": instructions(self.store), "ttlMs": 0, "cacheScope": "public"}
+                "instructions": instructions(self.store)}
 
     # -- tools ----------------------------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
@@ -361,7 +361,7 @@ class McpServer:
 
     def _tools_list(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         _no_cursor(params)
-        return {"tools": self.tools(), "ttlMs": 0, "cacheScope": "public"}
+        return {"tools": self.tools()}
 
     def _tools_call(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         name = params.get("name")
@@ -400,7 +400,7 @@ class McpServer:
             "arguments": [{"name": "agent", "required": False,
                            "description": f"your diary's agent name (default "
                                           f"{DEFAULT_AGENT!r})"}],
-        }], "ttlMs": 0, "cacheScope": "public"}
+        }]}
 
     def _prompts_get(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         name = params.get("name")
@@ -438,15 +438,19 @@ def serve(store: Any, stdin: TextIO, stdout: TextIO) -> int:
 
     ``store`` is a :class:`PalaceStore` (or the same calls). Each reply is written and flushed
     before the next line is read, and a write is answered only after the store saved it.
-    Returns the number of replies written. Cost: one store call per tools/call.
+    Returns the number of replies written (it stops early if the client closes stdout).
+    Cost: one store call per tools/call.
     """
     server = McpServer(store)
     sent = 0
     while line := stdin.readline():
         reply = server.handle_line(line)
         if reply is not None:
-            stdout.write(reply + "\n")
-            stdout.flush()
+            try:
+                stdout.write(reply + "\n")
+                stdout.flush()
+            except BrokenPipeError:  # the client has gone; what it asked for is done
+                break
             sent += 1
     return sent
 
@@ -556,7 +560,8 @@ def run_stdio(palace_dir: Path, make_palace: Callable[..., Palace],
     finally:
         palace.close()
         for stream in wrapped:  # give the buffers back to sys.stdin/sys.stdout unclosed
-            stream.detach()
+            with contextlib.suppress(OSError, ValueError):
+                stream.detach()
     return 0
 
 
@@ -586,7 +591,7 @@ def main(palace_dir: Path, embedder: Any = None) -> int:
         _log(str(err))
         return 1
     except OSError as err:
-        _log(f"cannot open {palace_dir}: {err}")
+        _log(f"{palace_dir}: {err}")
         return 1
     except KeyboardInterrupt:
         return 130

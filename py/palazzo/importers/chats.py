@@ -1,0 +1,521 @@
+"""Import conversation exports as conversation DAGs (operation ``import_conversation``).
+
+Shapes, detected from the content (not the file name):
+
+- **plain JSON**: a list of ``{role, content, timestamp?}`` messages, or an object with such
+  a ``messages`` list (and optionally ``conversation``/``id`` and ``title``);
+- **JSONL**: one ``{role, content, timestamp?}`` object a line;
+- **ChatGPT** ``conversations.json`` (the file, the unzipped export folder or the export
+  ``.zip``): a list of conversations with ``title``, ``create_time`` and a ``mapping`` of
+  nodes ``{message: {author: {role}, content: {content_type, parts}, create_time,
+  recipient}, parent, children}``. The node tree is kept: regenerated and edited answers
+  become branches of the DAG (``parents``), not a flattened list;
+- **Claude** ``conversations.json``: a list of ``{uuid, name, chat_messages: [{uuid,
+  sender: human|assistant, text, content?, created_at, parent_message_uuid?}]}``. The text is
+  the ``content`` text blocks when there are any (``thinking`` and tool blocks left out),
+  else ``text``. When messages name their parents, edits and regenerations are kept as
+  branches (parents are put before children whatever the list order); an export without
+  parent links is read in list order;
+- **OpenCode** session database (``opencode.db``, SQLite): tables ``session`` (``id``,
+  ``title``), ``message`` (``id``, ``session_id``, ``time_created``, ``data`` JSON with
+  ``role`` and ``time.created`` in ms) and ``part`` (``id``, ``message_id``, ``data`` JSON
+  with ``type``/``text``); a message's text is its ``text`` parts in part-id order.
+
+Kept: user and assistant text (``human``→user; ``model``/``ai``/``bot``→assistant). Left
+out, and counted in the summary with the reason: system, developer and tool messages, tool
+calls, hidden and synthetic text, non-text content (images, reasoning, code runs) and
+messages left with no text. A conversation with nothing left is skipped.
+
+Conversation names are ``chatgpt:<conversation id>``, ``claude:<uuid>``,
+``opencode:<session id>``, or for plain JSON/JSONL the ``conversation`` field, else the file
+name without its extension; the title goes to the room's description (an ``add_room`` call
+before the import, which never changes an existing room). So importing the same export again
+adds nothing, even after a conversation was renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from palazzo import jsontext
+from palazzo.errors import ImportRejected
+from palazzo.importers import (
+    Plan,
+    PlanBuilder,
+    is_sqlite,
+    open_sqlite,
+    require_columns,
+    rows,
+    table_columns,
+)
+
+ROLE_MAP = {"user": "user", "human": "user", "assistant": "assistant", "model": "assistant",
+            "ai": "assistant", "bot": "assistant"}
+SKIPPED_ROLES = {"system", "developer", "tool", "function", "ipython"}
+CHATGPT_TEXT = {"text", "multimodal_text"}
+EXPORT_FILE = "conversations.json"
+
+__all__ = ["plan_chats"]
+
+
+@dataclass(slots=True)
+class _Node:
+    """A message as read from the source, before roles and text are judged."""
+
+    key: str
+    parent: str | None  # key of the source's parent message; None: a root
+    role: Any
+    text: str
+    timestamp: float | None
+    where: str
+    skip: str | None = None  # a reason to leave it out, decided by the reader
+    silent: bool = False  # left out without a word (ChatGPT's empty root node)
+
+
+@dataclass(slots=True)
+class _Conversation:
+    name: str
+    title: str
+    where: str
+    nodes: list[_Node] = field(default_factory=list)
+
+
+def _role(raw: Any, where: str) -> tuple[str | None, str | None]:
+    """Return (palazzo role, None) or (None, reason to skip)."""
+    if not isinstance(raw, str):
+        raise ImportRejected(f"{where}: role must be a string, got {raw!r}")
+    key = raw.strip().lower()
+    if key in ROLE_MAP:
+        return ROLE_MAP[key], None
+    if key in SKIPPED_ROLES:
+        return None, f"{key} message"
+    return None, f"unknown role {raw!r}"
+
+
+def _epoch(value: Any, where: str, millis: bool = False) -> float | None:
+    """Return a timestamp (number, or ISO 8601 text) as epoch seconds; None when absent."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ImportRejected(f"{where}: timestamp must be a number or ISO 8601 text")
+    if isinstance(value, int | float):
+        seconds = value / 1000 if millis else float(value)
+        if seconds != seconds or seconds in (float("inf"), float("-inf")):
+            raise ImportRejected(f"{where}: timestamp is not finite")
+        return float(seconds)
+    if isinstance(value, str):
+        text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+        head, dot, rest = text.partition(".")
+        if dot:  # cut fractions beyond microseconds, which fromisoformat refuses
+            digits = len(rest) - len(rest.lstrip("0123456789"))
+            text = f"{head}.{rest[:min(digits, 6)]}{rest[digits:]}"
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise ImportRejected(f"{where}: timestamp {value!r} is not ISO 8601") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.timestamp()
+    raise ImportRejected(f"{where}: timestamp must be a number or ISO 8601 text")
+
+
+def _text(content: Any, where: str) -> tuple[str, int]:
+    """Return (text, number of non-text parts left out) of a message's content: a string or
+    a list of strings / ``{"type": "text", "text": …}`` blocks."""
+    if isinstance(content, str):
+        return content, 0
+    if isinstance(content, list):
+        texts: list[str] = []
+        other = 0
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and part.get("type", "text") == "text" \
+                    and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            else:
+                other += 1
+        return "\n".join(texts), other
+    raise ImportRejected(f"{where}: content must be a string or a list of parts")
+
+
+# -- readers: each returns the conversations it found ------------------------------------------
+
+def _plain(messages: list[Any], name: str, title: str, where: str) -> _Conversation:
+    conv = _Conversation(name, title, where)
+    previous: str | None = None
+    for i, m in enumerate(messages):
+        at = f"{where} message {i}"
+        if not isinstance(m, dict) or "role" not in m or "content" not in m:
+            raise ImportRejected(f"{at}: a message must be an object with role and content")
+        text, other = _text(m["content"], at)
+        node = _Node(str(i), previous, m["role"], text, _epoch(m.get("timestamp"), at), at)
+        if not text.strip() and other:
+            node.skip = "no text (non-text content only)"
+        conv.nodes.append(node)
+        previous = node.key
+    return conv
+
+
+def _chatgpt(items: list[Any], where: str) -> Iterator[_Conversation]:
+    for n, c in enumerate(items):
+        at = f"{where} conversation {n}"
+        if not isinstance(c, dict) or not isinstance(c.get("mapping"), dict):
+            raise ImportRejected(f"{at}: a ChatGPT conversation needs a 'mapping' object")
+        cid = c.get("conversation_id") or c.get("id")
+        title = c.get("title") if isinstance(c.get("title"), str) else ""
+        if not isinstance(cid, str) or not cid:
+            cid = f"{title or 'untitled'}@{c.get('create_time')}"
+        conv = _Conversation(f"chatgpt:{cid}", title, at)
+        mapping: dict[str, Any] = c["mapping"]
+        for key, node in mapping.items():
+            if not isinstance(node, dict):
+                raise ImportRejected(f"{at} node {key!r}: must be an object")
+            if not isinstance(node.get("children", []), list) \
+                    or not all(isinstance(k, str) for k in node.get("children", [])):
+                raise ImportRejected(f"{at} node {key!r}: children must be a list of ids")
+            if node.get("parent") is not None and not isinstance(node.get("parent"), str):
+                raise ImportRejected(f"{at} node {key!r}: parent must be an id or null")
+        roots = [k for k, v in mapping.items() if v.get("parent") not in mapping]
+        seen: set[str] = set()
+        stack = list(reversed(roots))
+        while stack:
+            key = stack.pop()
+            if key in seen:
+                raise ImportRejected(f"{at} node {key!r}: reached twice (the mapping has a "
+                                     "cycle or shared children)")
+            seen.add(key)
+            node = mapping[key]
+            conv.nodes.append(_chatgpt_node(key, node, mapping, f"{at} node {key!r}"))
+            stack.extend(reversed([k for k in node.get("children", []) if k in mapping]))
+        if len(seen) != len(mapping):
+            raise ImportRejected(f"{at}: {len(mapping) - len(seen)} node(s) are not reachable "
+                                 "from a root (the mapping has a cycle)")
+        yield conv
+
+
+def _chatgpt_node(key: str, node: dict[str, Any], mapping: dict[str, Any], at: str) -> _Node:
+    parent = node.get("parent") if node.get("parent") in mapping else None
+    msg = node.get("message")
+    if msg is None:
+        return _Node(key, parent, "system", "", None, at, skip="empty node", silent=True)
+    if not isinstance(msg, dict) or not isinstance(msg.get("author"), dict) \
+            or not isinstance(msg.get("content"), dict):
+        raise ImportRejected(f"{at}: message needs 'author' and 'content' objects")
+    content = msg["content"]
+    kind = content.get("content_type")
+    if not isinstance(kind, str):
+        raise ImportRejected(f"{at}: content.content_type must be a string")
+    out = _Node(key, parent, msg["author"].get("role"), "", _epoch(msg.get("create_time"), at),
+                at)
+    meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+    if kind not in CHATGPT_TEXT:
+        out.skip = f"content type {kind}"
+    elif msg.get("recipient", "all") != "all":
+        out.skip = "tool call"
+    elif meta.get("is_visually_hidden_from_conversation"):
+        out.skip = "hidden message"
+    elif "analysis" in (msg.get("channel"), meta.get("channel")):
+        out.skip = "reasoning (analysis channel)"
+    else:
+        parts = content.get("parts", [])
+        if not isinstance(parts, list):
+            raise ImportRejected(f"{at}: content.parts must be a list")
+        out.text = "\n".join(p for p in parts if isinstance(p, str))
+        if not out.text.strip() and any(not isinstance(p, str) for p in parts):
+            out.skip = "no text (non-text content only)"
+    return out
+
+
+def _claude(items: list[Any], where: str) -> Iterator[_Conversation]:
+    for n, c in enumerate(items):
+        at = f"{where} conversation {n}"
+        if not isinstance(c, dict) or not isinstance(c.get("chat_messages"), list):
+            raise ImportRejected(f"{at}: a Claude conversation needs a 'chat_messages' list")
+        uuid = c.get("uuid")
+        if not isinstance(uuid, str) or not uuid:
+            raise ImportRejected(f"{at}: a Claude conversation needs a 'uuid'")
+        title = c.get("name") if isinstance(c.get("name"), str) else ""
+        conv = _Conversation(f"claude:{uuid}", title, at)
+        messages = c["chat_messages"]
+        keys: list[str] = []
+        for i, m in enumerate(messages):
+            if not isinstance(m, dict) or "sender" not in m:
+                raise ImportRejected(f"{at} message {i}: a Claude message needs 'sender'")
+            uid = m.get("uuid")
+            keys.append(uid if isinstance(uid, str) and uid else f"#{i}")
+        # Edits and regenerations are branches: every message names its parent (the root
+        # ones a sentinel uuid). Older exports have no parents: the list order is the chat.
+        known = set(keys)
+        tree = any(m.get("parent_message_uuid") in known for m in messages)
+        previous: str | None = None
+        for i, (key, m) in enumerate(zip(keys, messages, strict=True)):
+            mat = f"{at} message {i}"
+            text, other = _claude_text(m, mat)
+            parent = m.get("parent_message_uuid")
+            node = _Node(key, (parent if parent in known else None) if tree else previous,
+                         m["sender"], text, _epoch(m.get("created_at"), mat), mat)
+            if not text.strip() and other:
+                node.skip = "no text (tool use, thinking or attachments only)"
+            conv.nodes.append(node)
+            previous = key
+        conv.nodes = _parents_first(conv.nodes, at)
+        yield conv
+
+
+def _claude_text(m: dict[str, Any], where: str) -> tuple[str, int]:
+    """Return (text, non-text blocks) of a Claude message: its ``content`` text blocks when
+    it has any (newer exports; ``thinking`` and tool blocks are left out), else ``text``."""
+    content = m.get("content")
+    if isinstance(content, list) and content:
+        text, other = _text(content, where)
+        if text.strip():
+            return text, other
+    text = m.get("text")
+    if text is not None and not isinstance(text, str):
+        raise ImportRejected(f"{where}: text must be a string")
+    return text or "", len(content) if isinstance(content, list) else 0
+
+
+def _parents_first(nodes: list[_Node], where: str) -> list[_Node]:
+    """Return ``nodes`` reordered so every parent comes before its children (depth first
+    from the roots, children in their original order); raise ImportRejected on a cycle."""
+    children: dict[str | None, list[_Node]] = {}
+    for node in nodes:
+        children.setdefault(node.parent, []).append(node)
+    out: list[_Node] = []
+    stack = list(reversed(children.get(None, [])))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(children.get(node.key, [])))
+    if len(out) != len(nodes) or len({n.key for n in out}) != len(out):
+        raise ImportRejected(f"{where}: the messages' parent links form a cycle or repeat a "
+                             "uuid")
+    return out
+
+
+def _opencode(path: Path) -> Iterator[_Conversation]:
+    conn = open_sqlite(path)
+    try:
+        tables = table_columns(conn)
+        require_columns(path, tables, "message", ("id", "session_id", "time_created", "data"))
+        require_columns(path, tables, "part", ("id", "message_id", "data"))
+        titles: dict[str, str] = {}
+        if "session" in tables and {"id", "title"} <= tables["session"]:
+            titles = {r["id"]: r["title"] or "" for r in
+                      rows(conn, path, "SELECT id, title FROM session")}
+        parts: dict[str, list[tuple[str, Any]]] = {}
+        for r in rows(conn, path, "SELECT id, message_id, data FROM part ORDER BY message_id, id"):
+            parts.setdefault(r["message_id"], []).append(
+                (r["id"], _json(r["data"], f"{path} part {r['id']!r}")))
+        messages = rows(conn, path, "SELECT id, session_id, time_created, data FROM message "
+                                    "ORDER BY session_id, time_created, id")
+    finally:
+        conn.close()
+    conv: _Conversation | None = None
+    for r in messages:
+        at = f"{path} message {r['id']!r}"
+        if conv is None or conv.name != f"opencode:{r['session_id']}":
+            if conv is not None:
+                yield conv
+            sid = r["session_id"]
+            conv = _Conversation(f"opencode:{sid}", titles.get(sid, ""), f"{path} session {sid!r}")
+        data = _json(r["data"], at)
+        if not isinstance(data, dict):
+            raise ImportRejected(f"{at}: data must be a JSON object")
+        texts: list[str] = []
+        reasons: set[str] = set()
+        for pid, part in parts.get(r["id"], []):
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                raise ImportRejected(f"{path} part {pid!r}: data needs a 'type'")
+            if part["type"] != "text":
+                reasons.add(f"{part['type']} part")
+            elif part.get("synthetic") or part.get("ignored"):
+                reasons.add("synthetic text")
+            elif isinstance(part.get("text"), str):
+                texts.append(part["text"])
+        created = data.get("time", {}).get("created") if isinstance(data.get("time"), dict) \
+            else None
+        node = _Node(r["id"], conv.nodes[-1].key if conv.nodes else None, data.get("role"),
+                     "\n".join(texts), _epoch(created if created is not None
+                                              else r["time_created"], at, millis=True), at)
+        if not node.text.strip():
+            node.skip = "no text (" + (", ".join(sorted(reasons)) or "no parts") + ")"
+        conv.nodes.append(node)
+    if conv is not None:
+        yield conv
+
+
+def _json(value: Any, where: str) -> Any:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", errors="replace")
+    if not isinstance(value, str):
+        raise ImportRejected(f"{where}: data must be JSON text")
+    try:
+        return json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
+        raise ImportRejected(f"{where}: data is not valid JSON") from None
+
+
+# -- detection ----------------------------------------------------------------------------------
+
+def _load_text(path: Path) -> tuple[str, str]:
+    """Return (JSON or JSONL text, where it came from) of a file, folder or export zip."""
+    if path.is_dir():
+        inner = path / EXPORT_FILE
+        if inner.is_file():
+            return _load_text(inner)
+        db = path / "opencode.db"
+        if db.is_file():
+            raise _Sqlite(db)
+        raise ImportRejected(f"{path}: no {EXPORT_FILE} or opencode.db in this folder")
+    if not path.is_file():
+        raise ImportRejected(f"{path}: no such file")
+    if is_sqlite(path):
+        raise _Sqlite(path)
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as z:
+            names = sorted((n for n in z.namelist() if n.rsplit("/", 1)[-1] == EXPORT_FILE),
+                           key=len)
+            if not names:
+                raise ImportRejected(f"{path}: the archive has no {EXPORT_FILE}")
+            data, where = z.read(names[0]), f"{path}!{names[0]}"
+    else:
+        data, where = path.read_bytes(), str(path)
+    try:
+        return data.decode("utf-8-sig"), where
+    except UnicodeDecodeError as err:
+        raise ImportRejected(f"{where}: not UTF-8 text (byte {err.start})") from None
+
+
+class _Sqlite(Exception):  # noqa: N818 - control flow, never leaves this module
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+
+def _conversations(path: Path, name: str | None) -> tuple[str, list[_Conversation]]:
+    """Return (format, conversations) of the source at ``path``."""
+    try:
+        text, where = _load_text(path)
+    except _Sqlite as db:
+        return "opencode", list(_opencode(db.path))
+    stem = name or Path(where.rsplit("!", 1)[-1]).stem
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if where.endswith(".jsonl") or (len(lines) > 1 and not text.lstrip().startswith("[")
+                                    and _all_objects(lines)):
+        messages = [jsontext.loads(ln, f"{where} line {i + 1}", ImportRejected)
+                    for i, ln in enumerate(text.splitlines()) if ln.strip()]
+        return "jsonl", [_plain(messages, stem, "", where)]
+    doc = jsontext.loads(text, where, ImportRejected)
+    if isinstance(doc, dict):
+        if isinstance(doc.get("mapping"), dict):
+            return "chatgpt", list(_chatgpt([doc], where))
+        if isinstance(doc.get("chat_messages"), list):
+            return "claude", list(_claude([doc], where))
+        if isinstance(doc.get("messages"), list):
+            conv_name = doc.get("conversation") or doc.get("id") or stem
+            title = doc.get("title") if isinstance(doc.get("title"), str) else ""
+            return "json", [_plain(doc["messages"], str(conv_name), title, where)]
+        raise ImportRejected(f"{where}: an object export needs 'messages', 'mapping' "
+                             "(ChatGPT) or 'chat_messages' (Claude)")
+    if not isinstance(doc, list):
+        raise ImportRejected(f"{where}: expected a list of messages or conversations")
+    if not doc:
+        return "json", []
+    first = doc[0]
+    if isinstance(first, dict) and "mapping" in first:
+        return "chatgpt", list(_chatgpt(doc, where))
+    if isinstance(first, dict) and "chat_messages" in first:
+        return "claude", list(_claude(doc, where))
+    if isinstance(first, dict) and "role" in first:
+        return "json", [_plain(doc, stem, "", where)]
+    raise ImportRejected(f"{where} item 0: not a message ({{role, content}}), a ChatGPT "
+                         "conversation (mapping) or a Claude conversation (chat_messages)")
+
+
+def _all_objects(lines: list[str]) -> bool:
+    try:
+        return all(isinstance(json.loads(ln), dict) for ln in lines[:5])
+    except json.JSONDecodeError:
+        return False
+
+
+# -- planning -----------------------------------------------------------------------------------
+
+def _messages(conv: _Conversation, builder: PlanBuilder) -> list[dict[str, Any]]:
+    """Return the kept messages of ``conv`` with ``parents`` where the default (the previous
+    message) would be wrong; record every left-out message in the builder."""
+    from palazzo.conversation import normalise_text
+
+    index: dict[str, int] = {}  # source key -> position among kept messages
+    nearest: dict[str, str | None] = {}  # source key -> key of the nearest kept ancestor
+    out: list[dict[str, Any]] = []
+    for node in conv.nodes:
+        up = nearest.get(node.parent) if node.parent is not None else None
+        role, reason = (None, node.skip) if node.skip else _role(node.role, node.where)
+        text = normalise_text(node.text)
+        if role is not None and not text:
+            reason = "empty message"
+        if reason is not None:
+            if not node.silent:
+                builder.skip(node.where, reason)
+            nearest[node.key] = up
+            continue
+        msg: dict[str, Any] = {"role": role, "content": text}
+        if node.timestamp is not None:
+            msg["timestamp"] = node.timestamp
+        parents = [index[up]] if up is not None else []
+        if parents != ([len(out) - 1] if out else []):
+            msg["parents"] = parents
+        index[node.key] = len(out)
+        nearest[node.key] = node.key
+        out.append(msg)
+    return out
+
+
+def plan_chats(path: str | os.PathLike[str], name: str | None = None) -> Plan:
+    """Return the plan importing every conversation of the export at ``path``.
+
+    One ``import_conversation`` call a conversation (after an ``add_room`` carrying its
+    title). ``name`` names the conversation of a plain JSON/JSONL file (default: the file
+    name without extension). The whole export is read and checked first; a malformed one
+    raises ImportRejected naming the file and the conversation or message. Cost: one pass
+    over the export; memory proportional to its text.
+    """
+    from palazzo.conversation import WING
+
+    source = Path(path)
+    fmt, conversations = _conversations(source, name)
+    builder = PlanBuilder(str(source), fmt)
+    titles: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for conv in conversations:
+        messages = _messages(conv, builder)
+        if not messages:
+            builder.skip(conv.where, "no user or assistant text")
+            continue
+        if conv.name in seen:
+            raise ImportRejected(f"{conv.where}: conversation {conv.name!r} appears twice "
+                                 f"(also {seen[conv.name]})")
+        seen[conv.name] = conv.where
+        if conv.title:
+            builder.add("add_room", {"wing": WING, "name": conv.name,
+                                     "description": conv.title}, conv.where)
+            titles[conv.name] = conv.title
+        builder.add("import_conversation", {"conversation": conv.name, "messages": messages},
+                    conv.where)
+    kept = [c for c in builder.calls if c.name == "import_conversation"]
+    return builder.finish(
+        conversations=len(kept),
+        messages=sum(len(c.args["messages"]) for c in kept),
+        branched=sum(any("parents" in m for m in c.args["messages"]) for c in kept),
+        titles=titles,
+    )

@@ -1,0 +1,245 @@
+"""A real MCP client (the official ``mcp`` Python SDK) drives ``python -m palazzo.hosts.mcp``
+over stdio: tools, prompts, errors, a SIGKILL right after an acknowledged write, and a second
+server on the same palace directory."""
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.cpython_only
+
+pytest.importorskip("mcp", reason="the MCP SDK client is a dev dependency (pip install mcp)")
+
+import anyio  # noqa: E402 - installed with the SDK
+from mcp import Client, MCPError, StdioServerParameters, stdio_client  # noqa: E402
+
+from palazzo.ops import REGISTRY  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+MODES = {"auto": "2026-07-28", "legacy": "2025-11-25"}  # auto: server/discover, then stateless
+
+
+def server(palace: Path) -> StdioServerParameters:
+    """``python -m palazzo.hosts.mcp`` on ``palace`` (hash embedder: fast, no model files)."""
+    env = {"PYTHONPATH": str(ROOT / "py")}
+    return StdioServerParameters(
+        command=sys.executable, env=env, cwd=str(palace.parent),
+        args=["-m", "palazzo.hosts.mcp", "--palace", str(palace), "--embedder", "hash"])
+
+
+def connect(palace: Path, mode: str = "auto", log=None) -> Client:
+    """A client for a new server on ``palace``; ``log`` (an open file) gets its stderr."""
+    params = server(palace)
+    transport = stdio_client(params, errlog=log) if log is not None else params
+    return Client(transport, mode=mode, read_timeout_seconds=60)
+
+
+async def ok(client: Client, name: str, args: dict | None = None) -> dict:
+    """Call a tool that must succeed; return its structured result (checked against the
+    text content)."""
+    result = await client.call_tool(name, args or {})
+    assert not result.is_error, result.content[0].text
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+async def fails(client: Client, name: str, args: dict) -> str:
+    """Call a tool that must answer a tool error; return its message."""
+    result = await client.call_tool(name, args)
+    assert result.is_error
+    return result.content[0].text
+
+
+async def drawers(client: Client) -> int:
+    return (await ok(client, "palace_status"))["drawers"]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_session_with_the_sdk_client(tmp_path, mode):
+    palace = tmp_path / "atrium"
+
+    async def session() -> None:
+        async with connect(palace, mode) as client:
+            assert client.protocol_version == MODES[mode]
+            assert client.server_capabilities.tools is not None
+            tools = (await client.list_tools()).tools
+            assert sorted(t.name for t in tools) == REGISTRY.names()
+            by_name = {t.name: t for t in tools}
+            assert by_name["add_drawer"].input_schema == REGISTRY.get("add_drawer").schema
+            assert by_name["search"].description == REGISTRY.get("search").summary
+
+            auth = await ok(client, "add_drawer", {
+                "wing": "work", "room": "auth", "source": "standup",
+                "content": "We chose Clerk over Auth0 because of pricing."})
+            await ok(client, "add_drawer", {"wing": "home", "room": "garden",
+                                            "content": "Tomatoes need staking in June."})
+            assert auth["created"] is True
+            hits = (await ok(client, "search", {"query": "Clerk pricing", "limit": 3}))["results"]
+            assert hits[0]["drawer_id"] == auth["drawer_id"]
+            assert hits[0]["content"] == "We chose Clerk over Auth0 because of pricing."
+
+            fact = await ok(client, "kg_add", {"subject": "Kai", "predicate": "works on",
+                                               "object": "Orion", "valid_from": "2025-06-01",
+                                               "source_drawer": auth["drawer_id"]})
+            assert fact["created"] is True
+            facts = (await ok(client, "kg_query", {"entity": "kai"}))["facts"]
+            assert [(f["predicate"], f["object"], f["valid_from"]) for f in facts] == \
+                [("works_on", "orion", "2025-06-01")]
+
+            path = await ok(client, "navigate", {"start": "work/auth", "goal": "home/garden"})
+            assert path["found"] is True
+            assert path["nodes"][0] == "room:work/auth" and path["nodes"][-1] == \
+                "room:home/garden"
+
+            first = await ok(client, "add_turn", {"conversation": "c1", "role": "user",
+                                                  "content": "Which auth provider?"})
+            second = await ok(client, "add_turn", {
+                "conversation": "c1", "role": "assistant", "content": "Clerk, for pricing.",
+                "parents": [first["turn"]["id"]]})
+            bundle = (await ok(client, "slice_context",
+                               {"anchor": second["turn"]["id"]}))["bundle"]
+            assert {t["id"] for t in bundle["turns"]} >= {first["turn"]["id"],
+                                                          second["turn"]["id"]}
+            verdict = await ok(client, "verify_token", {"bundle": bundle, "recompute": True})
+            assert verdict["valid"] is True and verdict["current"] is True
+            forged = {**bundle, "token": "0" * len(bundle["token"])}
+            assert (await ok(client, "verify_token", {"bundle": forged}))["valid"] is False
+
+            # Malformed arguments: a tool error naming the problem, and nothing changes.
+            before = await ok(client, "export", {"vectors": "none"})
+            for bad in ({"wing": "work", "room": "auth"},
+                        {"wing": "work", "room": "auth", "content": "x", "colour": "red"},
+                        {"wing": "work", "room": "auth", "content": "x", "importance": 3}):
+                assert "invalid_arguments" in await fails(client, "add_drawer", bad)
+            assert "invalid_arguments" in await fails(client, "kg_add", {"subject": "Kai"})
+            after = await ok(client, "export", {"vectors": "none"})
+            assert after["document"]["palace"] == before["document"]["palace"]
+            assert await drawers(client) == 4  # two drawers, and a drawer for each turn
+
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("no_such_tool", {})
+            assert unknown.value.code == -32602
+            assert "no_such_tool" in unknown.value.message
+
+            prompts = (await client.list_prompts()).prompts
+            assert [p.name for p in prompts] == ["palace_protocol"]
+            text = (await client.get_prompt("palace_protocol", {"agent": "claude"})) \
+                .messages[0].content.text
+            assert "verbatim" in text and "kg_add" in text and 'agent: "claude"' in text
+
+    anyio.run(session)
+
+
+def test_a_killed_server_keeps_its_acknowledged_write(tmp_path):
+    palace = tmp_path / "atrium"
+    log_path = tmp_path / "server.log"
+    content = "Acknowledged means on disk."
+
+    async def write_then_die() -> str:
+        with open(log_path, "w") as log:
+            client = connect(palace, log=log)
+            async with client:
+                await ok(client, "add_drawer", {"wing": "w", "room": "r", "content": "first"})
+                added = await ok(client, "add_drawer", {"wing": "w", "room": "r",
+                                                        "content": content})
+                pid = _server_pid(log_path)
+                os.kill(pid, signal.SIGKILL)  # right after the acknowledgement
+                _wait_gone(pid)
+            return added["drawer_id"]
+
+    drawer_id = anyio.run(write_then_die)
+
+    async def reopen() -> None:
+        async with connect(palace) as client:
+            got = await ok(client, "get_drawer", {"drawer_id": drawer_id})
+            assert got["drawer"]["content"] == content
+            assert await drawers(client) == 2
+            hits = (await ok(client, "search", {"query": "acknowledged disk"}))["results"]
+            assert hits[0]["drawer_id"] == drawer_id
+            # The dead server's lock went with it: this one is the writer.
+            await ok(client, "add_drawer", {"wing": "w", "room": "r", "content": "after"})
+
+    anyio.run(reopen)
+
+
+def test_a_second_server_on_the_same_palace_is_read_only(tmp_path):
+    palace = tmp_path / "atrium"
+
+    async def two_servers() -> None:
+        async with connect(palace) as writer:
+            await ok(writer, "add_drawer", {"wing": "w", "room": "r", "content": "by the writer"})
+            async with connect(palace, mode="legacy") as reader:
+                assert "read-only" in (reader.instructions or "")
+                message = await fails(reader, "add_drawer",
+                                      {"wing": "w", "room": "r", "content": "by the reader"})
+                assert "read-only" in message
+                assert await drawers(reader) == 1  # reads work
+                # The reader follows the writer's later writes.
+                await ok(writer, "add_drawer", {"wing": "w", "room": "r", "content": "later"})
+                assert await drawers(reader) == 2
+                hits = (await ok(reader, "search", {"query": "later"}))["results"]
+                assert hits[0]["content"] == "later"
+            assert await drawers(writer) == 2  # the reader's refused write left no trace
+
+    anyio.run(two_servers)
+
+
+def test_a_reader_becomes_the_writer_when_the_writer_leaves(tmp_path):
+    palace = tmp_path / "atrium"
+
+    async def handover() -> None:
+        wrote, leave, left = anyio.Event(), anyio.Event(), anyio.Event()
+
+        async def writer() -> None:  # its own task, so it can leave before the reader does
+            async with connect(palace) as client:
+                await ok(client, "add_drawer", {"wing": "w", "room": "r", "content": "one"})
+                wrote.set()
+                await leave.wait()
+            left.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer)
+            await wrote.wait()
+            async with connect(palace) as reader:
+                assert "read-only" in (await fails(reader, "add_drawer", {
+                    "wing": "w", "room": "r", "content": "too early"}))
+                leave.set()
+                await left.wait()
+                # Nobody holds the palace now: the reader's next call takes the lock.
+                await ok(reader, "add_drawer", {"wing": "w", "room": "r", "content": "two"})
+                assert await drawers(reader) == 2
+        async with connect(palace) as again:
+            assert await drawers(again) == 2
+            assert "read-only" not in (again.instructions or "")
+
+    anyio.run(handover)
+
+
+def _server_pid(log_path: Path) -> int:
+    for line in log_path.read_text().splitlines():
+        if line.startswith("palazzo mcp: pid "):
+            return int(line.split()[3])
+    raise AssertionError(f"no pid line in the server log: {log_path.read_text()!r}")
+
+
+def _wait_gone(pid: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        try:  # a zombie has closed its files (the lock with them): gone for our purpose
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[-1].startswith("Z"):
+                    return
+        except OSError:
+            time.sleep(0.5)  # no /proc here: give the kernel a moment
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"server {pid} survived SIGKILL")

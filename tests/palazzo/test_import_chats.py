@@ -1,0 +1,402 @@
+"""Chat importer: plain JSON and JSONL, ChatGPT and Claude exports, OpenCode databases —
+each generated here with the real formats' shapes."""
+
+import json
+import zipfile
+
+import pytest
+
+from palazzo.errors import ImportRejected
+from palazzo.importers import apply
+from palazzo.importers.chats import plan_chats
+from palazzo.palace import Palace
+
+pytestmark = pytest.mark.cpython_only
+
+
+def write(path, value):
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return path
+
+
+def imported(plan):
+    palace = Palace()
+    apply(plan, palace.call)
+    counts = palace.counts()
+    assert apply(plan, palace.call)["created"] == {}  # re-running adds nothing
+    assert palace.counts() == counts
+    return palace
+
+
+def turns(palace, name):
+    out = palace.call("list_turns", {"conversation": name})
+    return out["turns"], out["edges"]
+
+
+# -- plain JSON and JSONL -------------------------------------------------------------------------
+
+PLAIN = [
+    {"role": "system", "content": "You are terse."},
+    {"role": "user", "content": "Where do refresh tokens live?", "timestamp": 1714557600},
+    {"role": "assistant", "content": [{"type": "text", "text": "In Redis."}],
+     "timestamp": "2024-05-01T10:00:05Z"},
+    {"role": "user", "content": "   "},
+    {"role": "human", "content": "Thanks", "timestamp": "2024-05-01T10:01:00.123456789Z"},
+]
+
+
+def test_plain_json_list(tmp_path):
+    plan = plan_chats(write(tmp_path / "support-chat.json", PLAIN))
+    s = plan.summary
+    assert s["format"] == "json" and s["conversations"] == 1 and s["messages"] == 3
+    assert s["skipped_by_reason"] == {"system message": 1, "empty message": 1}
+    (call,) = plan.calls
+    assert call.args["conversation"] == "support-chat"
+    assert [m["role"] for m in call.args["messages"]] == ["user", "assistant", "user"]
+    assert call.args["messages"][1]["timestamp"] == 1714557605.0
+    assert all("parents" not in m for m in call.args["messages"])
+    palace = imported(plan)
+    got, edges = turns(palace, "support-chat")
+    assert [t["content"] for t in got] == ["Where do refresh tokens live?", "In Redis.", "Thanks"]
+    assert [e["type"] for e in edges] == ["reply", "reply"]
+    assert got[0]["created_at"] == 1714557600.0
+
+
+def test_plain_json_object_and_name(tmp_path):
+    doc = {"conversation": "standup", "title": "Monday standup", "messages": PLAIN[1:3]}
+    plan = plan_chats(write(tmp_path / "x.json", doc))
+    assert [c.name for c in plan.calls] == ["add_room", "import_conversation"]
+    palace = imported(plan)
+    assert palace.rooms[("conversations", "standup")].description == "Monday standup"
+    named = plan_chats(write(tmp_path / "y.json", PLAIN[1:3]), name="renamed")
+    assert named.calls[0].args["conversation"] == "renamed"
+
+
+def test_jsonl(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in PLAIN) + "\n", encoding="utf-8")
+    plan = plan_chats(path)
+    assert plan.summary["format"] == "jsonl" and plan.summary["messages"] == 3
+    unmarked = tmp_path / "log.txt"
+    unmarked.write_text(path.read_text(), encoding="utf-8")
+    assert plan_chats(unmarked).summary["format"] == "jsonl"
+    imported(plan)
+
+
+# -- ChatGPT --------------------------------------------------------------------------------------
+
+def node(nid, parent, children, role=None, text=None, **extra):
+    message = None
+    if role is not None:
+        content = extra.pop("content", {"content_type": "text", "parts": [text]})
+        message = {"id": nid, "author": {"role": role, "name": None, "metadata": {}},
+                   "create_time": extra.pop("create_time", 1714557600.0 + len(nid)),
+                   "update_time": None, "content": content, "status": "finished_successfully",
+                   "end_turn": True, "weight": 1.0, "metadata": extra.pop("metadata", {}),
+                   "recipient": extra.pop("recipient", "all"), "channel": None}
+    return {"id": nid, "message": message, "parent": parent, "children": children}
+
+
+def chatgpt_export():
+    branched = {
+        "title": "Token storage", "create_time": 1714557600.0, "update_time": 1714557700.0,
+        "mapping": {
+            "root": node("root", None, ["sys"]),
+            "sys": node("sys", "root", ["u1"], "system", "",
+                        metadata={"is_visually_hidden_from_conversation": True}),
+            "u1": node("u1", "sys", ["a1", "a1b"], "user", "Where should refresh tokens live?"),
+            "a1": node("a1", "u1", ["u2"], "assistant", "In Redis, with a TTL."),
+            "a1b": node("a1b", "u1", [], "assistant", "In an HttpOnly cookie."),
+            "u2": node("u2", "a1", ["call", "img"], "user", "And access tokens?"),
+            "call": node("call", "u2", ["out"], "assistant", None, recipient="python",
+                         content={"content_type": "code", "language": "python",
+                                  "text": "print(1)"}),
+            "out": node("out", "call", ["a2"], "tool", None,
+                        content={"content_type": "execution_output", "text": "1"}),
+            "a2": node("a2", "out", [], "assistant", "Keep them in memory only."),
+            "img": node("img", "u2", [], "user", None, content={
+                "content_type": "multimodal_text",
+                "parts": [{"content_type": "image_asset_pointer", "asset_pointer": "file-1"}]}),
+        },
+        "moderation_results": [], "current_node": "a2", "plugin_ids": None,
+        "conversation_id": "6630f1aa-0000-4000-8000-000000000001",
+        "conversation_template_id": None, "gizmo_id": None, "is_archived": False,
+        "safe_urls": [], "default_model_slug": "gpt-4o",
+        "id": "6630f1aa-0000-4000-8000-000000000001",
+    }
+    short = {"title": "Hi", "create_time": 1714560000.0, "mapping": {
+        "r": node("r", None, ["q"]), "q": node("q", "r", ["a"], "user", "Hello"),
+        "a": node("a", "q", [], "assistant", "Hi there")},
+        "conversation_id": "6630f1aa-0000-4000-8000-000000000002",
+        "id": "6630f1aa-0000-4000-8000-000000000002"}
+    return [branched, short]
+
+
+def test_chatgpt_keeps_the_branches(tmp_path):
+    plan = plan_chats(write(tmp_path / "conversations.json", chatgpt_export()))
+    s = plan.summary
+    assert s["format"] == "chatgpt" and s["conversations"] == 2 and s["messages"] == 7
+    assert s["branched"] == 1
+    assert s["skipped_by_reason"] == {"hidden message": 1, "content type code": 1,
+                                      "content type execution_output": 1,
+                                      "no text (non-text content only)": 1}
+    assert s["titles"]["chatgpt:6630f1aa-0000-4000-8000-000000000001"] == "Token storage"
+    name = "chatgpt:6630f1aa-0000-4000-8000-000000000001"
+    conv = next(c for c in plan.calls if c.name == "import_conversation"
+                and c.args["conversation"] == name)
+    texts = [m["content"] for m in conv.args["messages"]]
+    assert texts == ["Where should refresh tokens live?", "In Redis, with a TTL.",
+                     "And access tokens?", "Keep them in memory only.", "In an HttpOnly cookie."]
+    # The regenerated answer hangs off the first question; the tool round-trip is skipped
+    # and its answer attaches to the question before it.
+    assert conv.args["messages"][4]["parents"] == [0]
+    palace = imported(plan)
+    summary = palace.call("list_conversations")["conversations"]
+    big = next(c for c in summary if c["conversation"] == name)
+    assert (big["turns"], big["roots"], big["leaves"], big["max_depth"]) == (5, 1, 2, 3)
+    _, edges = turns(palace, name)
+    assert sorted(e["type"] for e in edges) == ["branch", "branch", "reply", "reply"]
+
+
+def test_chatgpt_export_folder_and_zip(tmp_path):
+    folder = tmp_path / "export"
+    folder.mkdir()
+    write(folder / "conversations.json", chatgpt_export())
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("chat.html", "<html></html>")
+        z.writestr("conversations.json", json.dumps(chatgpt_export()))
+    for source in (folder, archive):
+        plan = plan_chats(source)
+        assert plan.summary["format"] == "chatgpt" and plan.summary["messages"] == 7
+    single = plan_chats(write(tmp_path / "one.json", chatgpt_export()[1]))
+    assert single.summary["conversations"] == 1
+
+
+# -- Claude ---------------------------------------------------------------------------------------
+
+def claude_export():
+    return [
+        {"uuid": "c0a8e7f2-1111-4c6b-9f1e-000000000001", "name": "Postgres migration",
+         "summary": "", "created_at": "2024-06-20T17:44:58.386519Z",
+         "updated_at": "2024-06-20T17:50:00.000000Z",
+         "account": {"uuid": "acc-1"},
+         "chat_messages": [
+             {"uuid": "m1", "text": "When do we move to Postgres?", "sender": "human",
+              "created_at": "2024-06-20T17:44:58.386519Z", "updated_at": "",
+              "attachments": [], "files": [],
+              "parent_message_uuid": "00000000-0000-4000-8000-000000000000"},
+             # An edited question, listed before the answer it follows.
+             {"uuid": "m5", "text": "When exactly in March?", "sender": "human",
+              "created_at": "2024-06-20T17:47:00Z", "parent_message_uuid": "m2"},
+             {"uuid": "m2", "text": "legacy copy", "sender": "assistant",
+              "content": [{"type": "thinking", "thinking": "They mean the DB."},
+                          {"type": "text", "text": "In March, after the freeze."},
+                          {"type": "tool_use", "name": "search", "input": {}}],
+              "created_at": "2024-06-20T17:45:10.000000Z", "attachments": [], "files": [],
+              "parent_message_uuid": "m1"},
+             {"uuid": "m3", "text": "", "sender": "assistant",
+              "content": [{"type": "tool_use", "name": "search", "input": {}}],
+              "created_at": "2024-06-20T17:45:11Z", "parent_message_uuid": "m2"},
+             {"uuid": "m4", "text": "Who owns it?", "sender": "human",
+              "created_at": "2024-06-20T17:46:00Z", "parent_message_uuid": "m3"},
+         ]},
+        {"uuid": "c0a8e7f2-1111-4c6b-9f1e-000000000002", "name": "", "chat_messages": []},
+    ]
+
+
+def test_claude_export(tmp_path):
+    plan = plan_chats(write(tmp_path / "conversations.json", claude_export()))
+    s = plan.summary
+    assert s["format"] == "claude" and s["conversations"] == 1 and s["messages"] == 4
+    assert s["skipped_by_reason"] == {"no text (tool use, thinking or attachments only)": 1,
+                                      "no user or assistant text": 1}
+    conv = plan.calls[-1].args
+    assert conv["conversation"] == "claude:c0a8e7f2-1111-4c6b-9f1e-000000000001"
+    # Parents first: m1, m2, then m2's children in list order (m5, then m3 -> m4).
+    assert [m["content"] for m in conv["messages"]] == [
+        "When do we move to Postgres?", "In March, after the freeze.",
+        "When exactly in March?", "Who owns it?"]
+    # m4's parent (m3) was skipped, so it attaches to m2 beside m5: a branch.
+    assert "parents" not in conv["messages"][2]
+    assert conv["messages"][3]["parents"] == [1]
+    palace = imported(plan)
+    assert palace.rooms[("conversations", conv["conversation"])].description == \
+        "Postgres migration"
+    got, edges = turns(palace, conv["conversation"])
+    assert got[0]["created_at"] == pytest.approx(1718905498.386519)
+    assert sorted(e["type"] for e in edges) == ["branch", "branch", "reply"]
+    linear = claude_export()[:1]
+    for m in linear[0]["chat_messages"]:
+        del m["parent_message_uuid"]
+    old = plan_chats(write(tmp_path / "old.json", linear)).calls[-1].args["messages"]
+    assert [m["content"] for m in old] == ["When do we move to Postgres?",
+                                           "When exactly in March?",
+                                           "In March, after the freeze.", "Who owns it?"]
+    assert all("parents" not in m for m in old)
+
+
+# -- OpenCode -------------------------------------------------------------------------------------
+
+OPENCODE_DDL = """
+CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT NOT NULL, time_created INTEGER NOT NULL,
+                      time_updated INTEGER NOT NULL);
+CREATE TABLE session (
+    id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES project(id) ON DELETE CASCADE,
+    workspace_id TEXT, parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL, path TEXT,
+    title TEXT NOT NULL, version TEXT NOT NULL, share_url TEXT, summary_additions INTEGER,
+    summary_deletions INTEGER, summary_files INTEGER, summary_diffs TEXT,
+    cost REAL NOT NULL DEFAULT 0, tokens_input INTEGER NOT NULL DEFAULT 0,
+    tokens_output INTEGER NOT NULL DEFAULT 0, tokens_reasoning INTEGER NOT NULL DEFAULT 0,
+    tokens_cache_read INTEGER NOT NULL DEFAULT 0, tokens_cache_write INTEGER NOT NULL DEFAULT 0,
+    revert TEXT, permission TEXT, goal TEXT, agent TEXT, model TEXT,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL,
+    time_compacting INTEGER, time_archived INTEGER);
+CREATE TABLE message (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id);
+CREATE TABLE part (
+    id TEXT PRIMARY KEY, message_id TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+    session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL,
+    data TEXT NOT NULL);
+CREATE INDEX part_message_id_id_idx ON part (message_id, id);
+"""
+
+
+def opencode_db(path, bad_part=False):
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.executescript(OPENCODE_DDL)
+    conn.execute("INSERT INTO project VALUES ('prj', '/home/ana/proj', 1, 1)")
+    for sid, title in (("ses_01", "Fix the flaky test"), ("ses_02", "Empty session")):
+        conn.execute("INSERT INTO session (id, project_id, slug, directory, title, version, "
+                     "time_created, time_updated) VALUES (?, 'prj', ?, '/home/ana/proj', ?, "
+                     "'1.0.0', 1706459800000, 1706459800000)", (sid, sid, title))
+    messages = [
+        ("msg_01", "ses_01", 1706459830000, {"role": "user", "time": {"created": 1706459830000},
+                                              "agent": "build"}),
+        ("msg_02", "ses_01", 1706459831000, {"role": "assistant", "parentID": "msg_01",
+                                              "time": {"created": 1706459831000,
+                                                       "completed": 1706459835000},
+                                              "modelID": "gpt-5", "providerID": "openai"}),
+        ("msg_03", "ses_01", 1706459836000, {"role": "assistant", "parentID": "msg_01",
+                                              "time": {"created": 1706459836000}}),
+        ("msg_04", "ses_02", 1706459900000, {"role": "user", "time": {"created": 1706459900000}}),
+    ]
+    for mid, sid, t, data in messages:
+        conn.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                     (mid, sid, t, t, json.dumps(data)))
+    parts = [
+        ("prt_01", "msg_01", {"type": "text", "text": "Why does test_login flake?"}),
+        ("prt_02", "msg_01", {"type": "text", "text": "<file>login.py</file>", "synthetic": True}),
+        ("prt_03", "msg_02", {"type": "step-start"}),
+        ("prt_04", "msg_02", {"type": "reasoning", "text": "Look at the clock.",
+                              "time": {"start": 1, "end": 2}}),
+        ("prt_05", "msg_02", {"type": "text", "text": "It depends on wall-clock time."}),
+        ("prt_06", "msg_02", {"type": "tool", "tool": "edit", "callID": "c1",
+                              "state": {"status": "completed", "output": "ok"}}),
+        ("prt_07", "msg_02", {"type": "text", "text": "I froze the clock in the fixture."}),
+        ("prt_08", "msg_03", {"type": "tool", "tool": "bash", "callID": "c2", "state": {}}),
+        ("prt_09", "msg_04", {"type": "file", "mime": "image/png", "url": "data:"}),
+    ]
+    for pid, mid, data in parts:
+        sid = "ses_02" if mid == "msg_04" else "ses_01"
+        conn.execute("INSERT INTO part VALUES (?, ?, ?, 1, 1, ?)",
+                     (pid, mid, sid, "{not json" if bad_part and pid == "prt_05"
+                      else json.dumps(data)))
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_opencode_database(tmp_path):
+    db = opencode_db(tmp_path / "opencode.db")
+    for source in (db, tmp_path):
+        plan = plan_chats(source)
+        s = plan.summary
+        assert s["format"] == "opencode" and s["conversations"] == 1 and s["messages"] == 2
+    assert s["titles"] == {"opencode:ses_01": "Fix the flaky test"}
+    assert s["skipped_by_reason"] == {"no text (tool part)": 1, "no text (file part)": 1,
+                                      "no user or assistant text": 1}
+    messages = plan.calls[-1].args["messages"]
+    assert messages[0] == {"role": "user", "content": "Why does test_login flake?",
+                           "timestamp": 1706459830.0}
+    assert messages[1]["content"] == ("It depends on wall-clock time.\n"
+                                      "I froze the clock in the fixture.")
+    imported(plan)
+
+
+# -- malformed input ------------------------------------------------------------------------------
+
+def rejected(path, match):
+    palace = Palace()
+    palace.call("add_drawer", {"wing": "w", "room": "r", "content": "already here"})
+    before = palace.counts()
+    with pytest.raises(ImportRejected, match=match):
+        apply(plan_chats(path), palace.call)
+    assert palace.counts() == before
+
+
+def test_malformed_exports_are_rejected(tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"role": "user", "content": "hi"', encoding="utf-8")
+    rejected(broken, "broken.json is not valid JSON")
+    rejected(write(tmp_path / "n.json", [{"role": "user"}]), "message 0: a message must be")
+    rejected(write(tmp_path / "r.json", [{"role": 3, "content": "x"}]),
+             "role must be a string")
+    rejected(write(tmp_path / "t.json", [{"role": "user", "content": "x",
+                                          "timestamp": "yesterday"}]), "not ISO 8601")
+    rejected(write(tmp_path / "o.json", {"something": 1}), "needs 'messages'")
+    rejected(write(tmp_path / "q.json", [1, 2]), "item 0: not a message")
+
+    cyclic = chatgpt_export()
+    cyclic[1]["mapping"]["r"]["parent"] = "a"
+    cyclic[1]["mapping"]["a"]["children"] = ["r"]
+    rejected(write(tmp_path / "cycle.json", cyclic), "cycle")
+    no_content = chatgpt_export()
+    no_content[0]["mapping"]["u1"]["message"]["content"] = None
+    rejected(write(tmp_path / "nc.json", no_content), r"node 'u1': message needs")
+
+    no_uuid = claude_export()
+    del no_uuid[0]["uuid"]
+    rejected(write(tmp_path / "claude.json", no_uuid), "needs a 'uuid'")
+    loop = claude_export()
+    loop[0]["chat_messages"][0]["parent_message_uuid"] = "m4"
+    rejected(write(tmp_path / "loop.json", loop), "parent links form a cycle")
+    twice = claude_export()
+    twice[1] = dict(twice[0])
+    rejected(write(tmp_path / "twice.json", twice), "appears twice")
+
+    rejected(opencode_db(tmp_path / "bad.db", bad_part=True), "part 'prt_05': data is not")
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'[{"role": "user", "content": "caf\xe9"}]')
+    rejected(latin, "not UTF-8")
+    rejected(tmp_path / "nowhere.json", "no such file")
+    rejected(tmp_path, "no conversations.json or opencode.db")
+
+
+def test_progress_and_interrupted_apply(tmp_path):
+    from palazzo.importers import ImportInterrupted
+
+    plan = plan_chats(write(tmp_path / "conversations.json", chatgpt_export()))
+    palace = Palace()
+    seen = []
+    apply(plan, palace.call, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+    fresh = Palace()
+    failing = iter([False, False, True, False])
+
+    def call(name, args):
+        if next(failing):
+            from palazzo.errors import ValidationError
+
+            raise ValidationError("disk full")
+        return fresh.call(name, args)
+
+    with pytest.raises(ImportInterrupted, match="call 3 of 4, add_room .* disk full"):
+        apply(plan, call)
+    apply(plan, fresh.call)
+    assert fresh.counts() == palace.counts()

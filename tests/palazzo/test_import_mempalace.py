@@ -1,0 +1,228 @@
+"""MemPalace importer: Python palaces (ChromaDB + knowledge graph) and Rust palace.db files,
+generated in tmp_path with the real schemas by data/importers/make_mempalace_fixtures.py."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from palazzo.errors import ImportRejected
+from palazzo.importers import apply
+from palazzo.importers.mempalace import plan_mempalace
+from palazzo.palace import Palace
+
+pytestmark = pytest.mark.cpython_only
+
+GENERATOR = Path(__file__).parent / "data" / "importers" / "make_mempalace_fixtures.py"
+
+
+@pytest.fixture(scope="module")
+def fx():
+    """The fixture generator (loaded here, not at import: it imports sqlite3, which the
+    Pyodide run of the engine tests cannot import while collecting)."""
+    spec = importlib.util.spec_from_file_location("make_mempalace_fixtures", GENERATOR)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def fact(palace, subject, predicate):
+    facts = palace.call("kg_query", {"entity": subject, "direction": "out",
+                                     "predicate": predicate})["facts"]
+    assert len(facts) == 1, facts
+    return facts[0]
+
+
+def test_python_palace_drawers_diaries_and_graph(fx, tmp_path):
+    folder = fx.make_python_palace(tmp_path / "palace")
+    plan = plan_mempalace(folder)
+    s = plan.summary
+    assert s["layout"] == "python"
+    assert s["calls"] == {"add_drawer": 3, "diary_write": 2, "kg_entity": 6, "kg_add": 5}
+    assert s["chunked_entries_joined"] == 1
+    assert s["closet_records_not_imported"] == 1
+    assert s["skipped"] == []
+    names = [c.name for c in plan.calls]
+    assert names == sorted(names, key=["add_drawer", "diary_write", "kg_entity",
+                                       "kg_add"].index)
+
+    palace = Palace()
+    result = apply(plan, palace.call)
+    assert result["created"]["add_drawer"] == 3
+    counts = palace.counts()
+    assert counts["drawers"] == 5 and counts["entities"] == 6 and counts["agents"] == 1
+    assert set(palace.wings) == {"proj", "wing_people", "agent-reviewer"}
+    # The long diary entry was stored in MemPalace as 800-character chunks; it is one entry.
+    entries = palace.call("diary_read", {"agent": "reviewer"})["entries"]
+    assert sorted(e["content"] for e in entries) == sorted(e["text"] for e in fx.PY_DIARY)
+    assert {e["topic"] for e in entries} == {"code-review", "long"}
+    drawer = palace.drawer(next(d for d in palace.drawers.ids if d and palace.drawers.content[
+        palace.row(d)].startswith("Decided")))
+    assert drawer.source == "mempalace"
+    assert drawer.source_file == "/home/ana/proj/notes/decisions.md"
+
+    swim = fact(palace, "Max", "does")
+    assert swim["valid_from"] == "2025-01-01"
+    assert swim["valid_to"] == "2025-07-01"  # MemPalace: through 2025-06-30 inclusive
+    assert swim["confidence"] == 0.9
+    source = palace.drawer(swim["source_drawer"])
+    assert source.content == "Alice's son Max started swimming lessons."
+    one_day = fact(palace, "Max", "visited")
+    assert (one_day["valid_from"], one_day["valid_to"]) == ("2026-05-06", "2026-05-07")
+    assert fact(palace, "Alice", "works_at")["valid_from"] == "2020-01-01T09:00:00Z"
+    assert fact(palace, "Alice", "likes")["source_file"] == "chat-2025-01.txt"
+    max_entity = palace.call("kg_entity", {"name": "Max"})["entity"]
+    assert max_entity["type"] == "person" and max_entity["properties"] == {"born": 2015}
+    bob = palace.call("kg_query", {"entity": "Bob"})
+    assert bob["entity"]["type"] == "person" and bob["count"] == 0  # an entity with no facts
+
+    again = apply(plan_mempalace(folder), palace.call)
+    assert again["created"] == {}
+    assert palace.counts() == counts
+
+
+def test_legacy_layout_finds_the_graph_one_level_up(fx, tmp_path):
+    home = tmp_path / ".mempalace"
+    (home / "palace").mkdir(parents=True)
+    fx.make_chroma(home / "palace" / "chroma.sqlite3", fx.PY_DRAWERS, [])
+    fx.make_kg(home / "knowledge_graph.sqlite3", fx.PY_ENTITIES, fx.PY_TRIPLES)
+    for path in (home / "palace", home, home / "palace" / "chroma.sqlite3"):
+        plan = plan_mempalace(path)
+        assert plan.summary["kg_file"] == str(home / "knowledge_graph.sqlite3")
+        assert plan.summary["calls"]["kg_add"] == 5
+    only_graph = plan_mempalace(home / "knowledge_graph.sqlite3")
+    assert only_graph.summary["layout"] == "kg"
+    assert set(only_graph.summary["calls"]) == {"kg_entity", "kg_add"}
+
+
+def test_explicit_graph_path_and_palace_without_graph(fx, tmp_path):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    fx.make_chroma(folder / "chroma.sqlite3", fx.PY_DRAWERS, fx.PY_DIARY)
+    plan = plan_mempalace(folder)
+    assert plan.summary["kg_file"] is None
+    assert "kg_add" not in plan.summary["calls"]
+    elsewhere = tmp_path / "graphs" / "kg.sqlite3"
+    elsewhere.parent.mkdir()
+    fx.make_kg(elsewhere, [], fx.PY_TRIPLES[:2])
+    plan = plan_mempalace(folder, kg_path=elsewhere)
+    assert plan.summary["calls"]["kg_add"] == 2
+
+
+def test_rust_palace(fx, tmp_path):
+    db = fx.make_rust_palace(tmp_path / "rust" / "palace.db")
+    for path in (db, db.parent):
+        plan = plan_mempalace(path)
+        assert plan.summary["layout"] == "rust"
+        assert plan.summary["calls"] == {"add_drawer": 2, "diary_write": 2, "kg_add": 3}
+    palace = Palace()
+    apply(plan, palace.call)
+    entries = palace.call("diary_read", {"agent": "Scout"})["entries"]
+    assert sorted((e["topic"], e["content"]) for e in entries) == [
+        ("exploration", "Found a tunnel to ops."), ("general", "No topic on this one.")]
+    assert set(palace.rooms) == {("proj", "backend"), ("proj", "frontend"),
+                                 ("agent-Scout", "diary")}
+    mysql = [f for f in palace.call("kg_query", {"entity": "proj", "predicate": "uses"})["facts"]
+             if f["object"] == "mysql"]
+    assert mysql[0]["valid_to"] == "2026-03-01"  # valid_until is already an exclusive end
+    gateway = next(d for d in palace.drawers.ids if d and "gateway" in
+                   palace.drawers.content[palace.row(d)])
+    assert palace.drawer(gateway).source_file == "/home/ana/proj/gateway.md"
+    counts = palace.counts()
+    assert apply(plan_mempalace(db), palace.call)["created"] == {}
+    assert palace.counts() == counts
+
+
+def test_plan_goes_through_a_journaled_store(fx, tmp_path):
+    from palazzo.persistence import PalaceStore
+    from palazzo.storage import MemorySpace
+
+    space = MemorySpace()
+    store = PalaceStore(space, lambda **kw: Palace(**kw))
+    plan = plan_mempalace(fx.make_python_palace(tmp_path / "palace"))
+    seen = []
+    apply(plan, store.call, progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (len(plan), len(plan)) and len(seen) == len(plan)
+    reopened = PalaceStore(space, lambda **kw: Palace(**kw))
+    assert reopened.status.problem is None
+    assert reopened.palace.counts() == store.palace.counts()
+    assert reopened.palace.kg.stats() == store.palace.kg.stats()
+
+
+def _reject(path, match, **kw):
+    palace = Palace()
+    palace.call("add_drawer", {"wing": "w", "room": "r", "content": "already here"})
+    before = palace.counts()
+    with pytest.raises(ImportRejected, match=match):
+        apply(plan_mempalace(path, **kw), palace.call)
+    assert palace.counts() == before
+
+
+def test_malformed_sources_are_rejected_before_anything_is_written(fx, tmp_path):
+    import sqlite3
+
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database")
+    _reject(text, "not a SQLite database")
+    _reject(tmp_path / "missing", "no such file")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _reject(empty, "no chroma.sqlite3")
+
+    other = tmp_path / "other.sqlite3"
+    sqlite3.connect(other).executescript("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+    _reject(other, "neither a MemPalace")
+
+    renamed = fx.make_python_palace(tmp_path / "renamed")
+    with sqlite3.connect(renamed / "chroma.sqlite3") as conn:
+        conn.execute("UPDATE collections SET name = 'other' WHERE name = 'mempalace_drawers'")
+    _reject(renamed, "no ChromaDB collection 'mempalace_drawers'")
+
+    torn = fx.make_python_palace(tmp_path / "torn")
+    with sqlite3.connect(torn / "chroma.sqlite3") as conn:
+        conn.execute("DELETE FROM embeddings WHERE embedding_id LIKE '%_chunk_000001'")
+    _reject(torn, r"chunk_index values \[0, 2, 3\]")
+
+    bad_date = tmp_path / "bad_date"
+    bad_date.mkdir()
+    fx.make_chroma(bad_date / "chroma.sqlite3", fx.PY_DRAWERS, [])
+    fx.make_kg(bad_date / "knowledge_graph.sqlite3", [],
+               [{"s": "Max", "p": "joined", "o": "club", "valid_from": "2025-13-01"}])
+    _reject(bad_date, r"triple 't_max_joined_club_.*valid_from")
+
+    inverted = tmp_path / "inverted"
+    inverted.mkdir()
+    fx.make_chroma(inverted / "chroma.sqlite3", fx.PY_DRAWERS, [])
+    fx.make_kg(inverted / "knowledge_graph.sqlite3", [],
+               [{"s": "A", "p": "p", "o": "B", "valid_from": "2025-03-01T00:00:00Z",
+                 "valid_to": "2025-02-01T00:00:00Z"}])
+    _reject(inverted, "valid_to .* must be after valid_from")
+
+    no_wing = tmp_path / "no_wing"
+    no_wing.mkdir()
+    fx.make_chroma(no_wing / "chroma.sqlite3",
+                   [{"id": "d1", "text": "orphan", "meta": {"room": "r"}}], [])
+    _reject(no_wing, "drawer 'd1': a drawer needs a wing and a room")
+
+    rust = fx.make_rust_palace(tmp_path / "rust" / "palace.db")
+    with sqlite3.connect(rust) as conn:
+        conn.execute("ALTER TABLE triples RENAME COLUMN valid_until TO ends")
+    _reject(rust, "table 'triples' has no column.*valid_until")
+
+
+def test_items_palazzo_cannot_hold_are_skipped_with_a_reason(fx, tmp_path):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    fx.make_chroma(folder / "chroma.sqlite3", [
+        {"id": "ok", "text": "kept", "meta": {"wing": "w", "room": "r"}},
+        {"id": "blank", "text": "   ", "meta": {"wing": "w", "room": "r"}},
+        {"id": "tabs", "text": "kept too", "meta": {"wing": "a\tb", "room": "r"}},
+    ], [])
+    fx.make_kg(folder / "knowledge_graph.sqlite3", [],
+               [{"s": "Max", "p": "is", "o": "max"}, {"s": "A", "p": "?!", "o": "B"}])
+    plan = plan_mempalace(folder)
+    assert plan.summary["calls"]["add_drawer"] == 2
+    assert [c.args["wing"] for c in plan.calls if c.name == "add_drawer"] == ["w", "a b"]
+    reasons = {s["reason"] for s in plan.summary["skipped"]}
+    assert reasons == {"empty drawer", "subject and object are the same entity",
+                       "unusable subject, predicate or object"}
