@@ -8,10 +8,16 @@ export function makeDocumentLink(worker) {
 
   function onChange(event) {
     if (applying > 0 || event.setter_id === "py") return;
-    if (busy && event.model && event.attr) {
-      // Keep only the newest value of each model attribute while the worker is busy.
-      queue = queue.filter((e) => !(e.model === event.model && e.attr === event.attr));
-      queue.push(event);
+    if (busy) {
+      // Keep the order of everything the person did (a text edit must reach Python before
+      // the click that follows it); only a run of changes to one attribute (a slider drag)
+      // is folded into its newest value.
+      const last = queue[queue.length - 1];
+      if (last && event.model && event.attr && last.model === event.model && last.attr === event.attr) {
+        queue[queue.length - 1] = event;
+      } else {
+        queue.push(event);
+      }
       return;
     }
     busy = true;
@@ -43,13 +49,17 @@ export function makeDocumentLink(worker) {
       }
     },
     idle() {
-      if (queue.length) {
-        const patch = jsdoc.create_json_patch(queue);
-        queue = [];
-        worker.postMessage({ type: "patch", patch });
-      } else {
+      if (!queue.length) {
         busy = false;
+        return;
       }
+      // One patch a step, in order: a run of attribute changes together, any other event
+      // (a button click) alone, so that each reaches Python after what came before it.
+      const isChange = (e) => Boolean(e.model && e.attr);
+      let n = 1;
+      if (isChange(queue[0])) while (n < queue.length && isChange(queue[n])) n += 1;
+      const batch = queue.splice(0, n);
+      worker.postMessage({ type: "patch", patch: jsdoc.create_json_patch(batch) });
     },
   };
 }

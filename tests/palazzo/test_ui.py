@@ -14,7 +14,7 @@ pn = pytest.importorskip("panel")
 from palazzo import Palace, demo  # noqa: E402
 from palazzo.bridge import Bridge  # noqa: E402
 from palazzo.hosts.ui import build_app  # noqa: E402
-from palazzo.hosts.ui.agents import chunks  # noqa: E402
+from palazzo.hosts.ui.agents import next_chunk  # noqa: E402
 from palazzo.persistence import Library  # noqa: E402
 from palazzo.storage import MemoryRoot  # noqa: E402
 
@@ -45,7 +45,7 @@ def test_drawer_text_is_escaped_in_search_detail_and_room_list():
     p.add_drawer("w", "r", f"hostile {XSS} text")
     app, _ = app_for(p)
     app.search.query.value = "hostile"
-    app.search.pick.value = list(app.search.pick.options.values())[0]
+    app.search.pick.value = list(app.search.pick.options.values())[1]
     app.map.show_room("w", "r")
     for html in (app.search.results.object, app.search.meta.object, app.map.drawers.object):
         assert "<img" not in html and "<script" not in html
@@ -55,7 +55,7 @@ def test_drawer_text_is_escaped_in_search_detail_and_room_list():
 def test_search_open_edit_and_delete_with_confirmation():
     app, p = demo_app()
     app.search.query.value = "sourdough starter"
-    first = list(app.search.pick.options.values())[0]
+    first = list(app.search.pick.options.values())[1]
     app.search.pick.value = first
     assert "Sourdough" in app.search.text.value
     app.search.text.value = "Sourdough starter: feed it daily."
@@ -114,7 +114,9 @@ def test_navigate_draws_the_path_and_lists_costs():
 
 
 def test_swarm_runs_in_chunks_with_progress_and_can_be_cancelled():
-    assert chunks(100) == [5] * 20 and chunks(7) == [1] * 7 and sum(chunks(1234)) == 1234
+    assert next_chunk(10, 0.5, 1000) == 5  # took twice the target: halve
+    assert next_chunk(10, 0.001, 1000) == 40  # fast: grow, but at most four times
+    assert next_chunk(10, 0.1, 3) == 3 and next_chunk(1, 10.0, 50) == 1
     app, p = demo_app()
     out = asyncio.run(app.agents.run(2, 30, 3))
     assert out == {"cycles_run": 30, "cancelled": False}

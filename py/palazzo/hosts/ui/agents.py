@@ -2,27 +2,38 @@
 
 The run goes through the ``run_swarm`` operation in chunks (so each chunk is journaled and the
 interface gets control back between them): chunk i runs with seed + i and without stopping at
-convergence, so a run of N cycles is always N cycles unless cancelled. Between chunks the
-callback awaits, which lets the worker handle clicks (Cancel) and send patches (progress).
+convergence, so a run of N cycles is always N cycles unless cancelled. Chunks are sized to take
+about CHUNK_S seconds each (the first is one cycle, each next one scaled by how long the last
+took), so Cancel and the page's own calls wait at most that long. The chunk sizes therefore
+depend on the machine's speed; the journal records the chunks actually run, so a reload
+replays exactly what happened.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import panel as pn
 
 from palazzo.hosts.ui.common import Context, html_pane, message, table
 
-MAX_CHUNKS = 20
+CHUNK_S = 0.25
+# Between steps the interface sleeps on a real timer: a zero-length sleep is rescheduled
+# before the worker's queued messages (clicks, the page's calls) get their turn.
+YIELD_S = 0.01
 
 
-def chunks(cycles: int, most: int = MAX_CHUNKS) -> list[int]:
-    """Return chunk sizes that sum to ``cycles``, at most ``most`` of them, near-equal."""
-    n = max(1, min(most, cycles))
-    base, extra = divmod(cycles, n)
-    return [base + (1 if i < extra else 0) for i in range(n)]
+def next_chunk(last_size: int, last_seconds: float, remaining: int,
+               target: float = CHUNK_S) -> int:
+    """Return the next chunk's size: the last one scaled to take ``target`` seconds, at most
+    four times bigger, at least 1, never more than ``remaining``."""
+    if last_seconds <= 0:
+        grown = last_size * 4
+    else:
+        grown = min(last_size * 4, int(last_size * target / last_seconds))
+    return max(1, min(remaining, grown))
 
 
 class AgentsView:
@@ -77,12 +88,13 @@ class AgentsView:
         self.run_button.disabled, self.cancel.disabled = True, False
         self.progress.max, self.progress.value = cycles, 0
         self.note.object = message(f"Running {cycles} cycles…", "info", "swarm-note")
-        done, last = 0, None
+        done, last, size, i = 0, None, 1, 0
         try:
-            for i, size in enumerate(chunks(cycles)):
-                await asyncio.sleep(0)  # let the worker take clicks and send progress
+            while done < cycles:
+                await asyncio.sleep(YIELD_S)  # a real timer: the worker takes clicks and calls
                 if self._cancelled:
                     break
+                t0 = time.perf_counter()
                 last = self.ctx.attempt(self.note, lambda size=size, i=i: self.ctx.call(
                     "run_swarm", {"agents": agents, "cycles": size, "seed": seed + i,
                                   "stop_on_converge": False}), testid="swarm-note")
@@ -90,6 +102,8 @@ class AgentsView:
                     break
                 done += last["cycles_run"]
                 self.progress.value = done
+                size = next_chunk(size, time.perf_counter() - t0, cycles - done)
+                i += 1
             if last is not None:
                 state = "Cancelled" if self._cancelled else "Done"
                 self.note.object = message(

@@ -68,7 +68,8 @@ class SearchView:
         self.delete.on_click(lambda _e: self._delete())
         self.detail = pn.Column(self.meta, self.text, pn.Row(self.save, self.confirm,
                                                              self.delete), self.note,
-                                visible=False, sizing_mode="stretch_width")
+                                sizing_mode="stretch_width")
+        self._editable(False)
         self.view = pn.Column(pn.Row(self.query, self.wing, self.room, self.go),
                               self.results, self.pick, self.detail,
                               sizing_mode="stretch_width")
@@ -98,9 +99,10 @@ class SearchView:
         if out is None:
             return
         self.results.object = results_html(out["results"])
-        self.pick.options = {f'{i}. {r["wing"]} / {r["room"]}: {r["content"][:60]}':
-                             r["drawer_id"] for i, r in enumerate(out["results"], 1)}
-        self.pick.value = None  # choosing a result opens it
+        self.pick.options = {"(choose a result to open it)": "",
+                             **{f'{i}. {r["wing"]} / {r["room"]}: {r["content"][:60]}':
+                                r["drawer_id"] for i, r in enumerate(out["results"], 1)}}
+        self.pick.value = ""
 
     def open(self, drawer_id: str | None) -> None:
         """Show the whole drawer ``drawer_id`` for reading and editing."""
@@ -119,7 +121,13 @@ class SearchView:
         self.text.value = d["content"]
         self.confirm.value = False
         self.note.object = ""
-        self.detail.visible = True
+        self._editable(True)
+
+    def _editable(self, on: bool) -> None:
+        # The editor stays in place (hiding and showing it again is fragile in BokehJS);
+        # it is disabled until a drawer is open.
+        for w in (self.text, self.save, self.confirm, self.delete):
+            w.disabled = not on
 
     def _save(self) -> None:
         if self.opened is None:
@@ -143,11 +151,12 @@ class SearchView:
             "delete_drawer", {"drawer_id": self.opened}), testid="drawer-note")
         if done is not None:
             self.opened = None
-            self.detail.visible = False
+            self.meta.object = ""
+            self.text.value = ""
+            self._editable(False)
             self.ctx.changed()
             self.run()
-            self.results.object = message("Drawer deleted.", "ok", "drawer-note") + \
-                str(self.results.object)
+            self.note.object = message("Drawer deleted.", "ok", "drawer-note")
 
 
 class AddView:
@@ -155,12 +164,16 @@ class AddView:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.wing = pn.widgets.AutocompleteInput(name="Wing", restrict=False, min_characters=0,
-                                                 placeholder="choose or type a new wing",
-                                                 css_classes=["pz-add-wing"])
-        self.room = pn.widgets.AutocompleteInput(name="Room", restrict=False, min_characters=0,
-                                                 placeholder="choose or type a new room",
-                                                 css_classes=["pz-add-room"])
+        self.wing = pn.widgets.TextInput(name="Wing", placeholder="a wing (new or existing)",
+                                         css_classes=["pz-add-wing"])
+        self.room = pn.widgets.TextInput(name="Room", placeholder="a room (new or existing)",
+                                         css_classes=["pz-add-room"])
+        self.wing_pick = pn.widgets.Select(name="…or choose a wing", options=[""],
+                                           css_classes=["pz-add-wing-pick"])
+        self.room_pick = pn.widgets.Select(name="…or choose a room", options=[""],
+                                           css_classes=["pz-add-room-pick"])
+        self.wing_pick.param.watch(lambda e: self._take(self.wing, e.new), "value")
+        self.room_pick.param.watch(lambda e: self._take(self.room, e.new), "value")
         self.text = pn.widgets.TextAreaInput(name="Text (kept verbatim)", height=160,
                                              css_classes=["pz-add-text"])
         self.add = pn.widgets.Button(name="Add drawer", button_type="primary",
@@ -168,14 +181,20 @@ class AddView:
         self.note = html_pane("add-note")
         self._warned: tuple[str, str, str] | None = None
         self.add.on_click(lambda _e: self.submit())
-        self.view = pn.Column(pn.Row(self.wing, self.room), self.text, self.add, self.note,
+        self.view = pn.Column(pn.Row(self.wing, self.wing_pick),
+                              pn.Row(self.room, self.room_pick), self.text, self.add, self.note,
                               sizing_mode="stretch_width")
         ctx.on_refresh(self._options)
         self._options()
 
     def _options(self) -> None:
-        self.wing.options = self.ctx.wings()
-        self.room.options = sorted({r["name"] for r in self.ctx.rooms()})
+        set_options(self.wing_pick, ["", *self.ctx.wings()])
+        set_options(self.room_pick, ["", *sorted({r["name"] for r in self.ctx.rooms()})])
+
+    @staticmethod
+    def _take(field: Any, value: str) -> None:
+        if value:
+            field.value = value
 
     def submit(self) -> None:
         """Add the drawer, or warn once about a duplicate (a second click adds anyway)."""

@@ -14,6 +14,9 @@ from palazzo.errors import PalazzoError
 from palazzo.hosts.ui.common import Context, html_pane, message
 
 EMBED_STEP = 16
+# Between steps the interface sleeps on a real timer: a zero-length sleep is rescheduled
+# before the worker's queued messages (clicks, the page's calls) get their turn.
+YIELD_S = 0.01
 
 
 async def embed_missing(ctx: Context, progress: pn.widgets.Progress, note: pn.pane.HTML,
@@ -27,7 +30,7 @@ async def embed_missing(ctx: Context, progress: pn.widgets.Progress, note: pn.pa
     progress.max, progress.value = missing, 0
     done = 0
     while True:
-        await asyncio.sleep(0)
+        await asyncio.sleep(YIELD_S)
         out = ctx.attempt(note, lambda: ctx.call("reindex", {"limit": EMBED_STEP}),
                           testid="files-note")
         if out is None:
