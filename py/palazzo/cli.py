@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -35,6 +36,191 @@ def make_embedder(name: str):
     from palazzo.embed import registry
 
     return registry.make(name)
+
+
+# -- commands on a palace directory ----------------------------------------------------------
+
+_OPENED: list = []
+
+def _open(args, create: bool = True):
+    """Return the palace directory of ``--palace`` opened with ``--embedder`` (writer, or
+    read-only when another process holds it)."""
+    from palazzo.hosts.mcp import PalaceDirectory, embedder_named
+    from palazzo.palace import Palace
+
+    path = Path(args.palace).expanduser()
+    if not create and not (path.is_dir() and any(p.name.startswith("snapshot-")
+                                                 for p in path.iterdir())):
+        raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
+    embedder = embedder_named(args.embedder)
+    d = PalaceDirectory(path, lambda **kw: Palace(embedder=embedder, **kw))
+    _OPENED.append(d)  # main() releases its lock when the command ends
+    return d
+
+
+def _print(result) -> None:
+    print(json.dumps(result, indent=1, ensure_ascii=False))
+
+
+def _init(args) -> int:
+    path = Path(args.palace).expanduser()
+    if path.is_dir() and any(p.name.startswith(("snapshot-", "journal-"))
+                             for p in path.iterdir()):
+        raise PalazzoError(f"{path} already holds a palace")
+    d = _open(args)
+    print(f"palace created in {d.path}")
+    return 0
+
+
+def _status(args) -> int:
+    d = _open(args, create=False)
+    _print({"palace": d.call("palace_status"), "storage": {"path": str(d.path),
+                                                           **d.status.to_dict()}})
+    return 0
+
+
+def _search(args) -> int:
+    d = _open(args, create=False)
+    query = {"query": args.query, "limit": args.limit, "mode": args.mode}
+    query.update({k: getattr(args, k) for k in ("wing", "room") if getattr(args, k)})
+    hits = d.call("search", query)["results"]
+    if args.json:
+        _print(hits)
+        return 0
+    if not hits:
+        print("no drawer matches")
+    for i, h in enumerate(hits, 1):
+        text = " ".join(h["content"].split())
+        print(f"{i:2}. [{h['wing']} / {h['room']}] {h['score']:.4f}  "
+              f"{text[:160]}{'…' if len(text) > 160 else ''}")
+    return 0
+
+
+def _add(args) -> int:
+    if (args.text is None) == (args.file is None):
+        raise PalazzoError("give the drawer's text, or --file FILE (one of them)")
+    text = args.text if args.text is not None else Path(args.file).read_text(encoding="utf-8")
+    d = _open(args, create=False)
+    out = d.call("add_drawer", {"wing": args.wing, "room": args.room, "content": text,
+                                **({"source_file": args.file} if args.file else {})})
+    print(f"{out['drawer_id']} {'added' if out['created'] else 'was already there'}")
+    return 0
+
+
+def _export(args) -> int:
+    d = _open(args, create=False)
+    out = d.call("export", {"format": args.format, "vectors": args.vectors})
+    text = out["text"] if args.format == "jsonl" else json.dumps(out["document"],
+                                                                 ensure_ascii=False)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"written to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
+    return 0
+
+
+def _import(args) -> int:
+    text = Path(args.file).read_text(encoding="utf-8")
+    d = _open(args)
+    out = d.call("import", {"text": text, "reindex": False})
+    print(f"imported {out['imported']['drawers']} drawers in {out['imported']['wings']} wings")
+    _embed(d, args)
+    return 0
+
+
+def _embed(d, args) -> None:
+    """Embed drawers that lack a vector, in steps, with a progress bar."""
+    status = d.call("palace_status")
+    missing = status["drawers"] - status["embedded"]
+    if status["embedder"] is None or missing <= 0:
+        return
+    bar = ProgressBar("embedding", getattr(args, "progress", False))
+    done = 0
+    while True:
+        out = d.call("reindex", {"limit": 64})
+        done += out["embedded"]
+        bar(min(done, missing), missing)
+        if not out["remaining"] or not out["embedded"]:
+            break
+    print(f"embedded {done} drawers with {status['embedder']['name']}")
+
+
+def _reindex(args) -> int:
+    d = _open(args, create=False)
+    if args.force:
+        out = d.call("reindex", {"force": True})
+        print(f"embedded {out['embedded']} drawers with {out['embedder']}")
+    else:
+        _embed(d, args)
+    return 0
+
+
+def _bulk_replace(args) -> int:
+    d = _open(args, create=False)
+    call = {"find": args.find, "replace": args.replace, "dry_run": args.dry_run}
+    call.update({k: getattr(args, k) for k in ("wing", "room") if getattr(args, k)})
+    _print(d.call("bulk_replace", call))
+    return 0
+
+
+def _run_plan(args, plan, d=None) -> int:
+    from palazzo.importers import apply
+
+    d = d or _open(args)
+    print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
+    out = apply(plan, d.call, progress=ProgressBar("importing", args.progress))
+    _print(out)
+    _embed(d, args)
+    return 0
+
+
+def _index(args) -> int:
+    from palazzo.importers.folder import plan_index
+
+    d = _open(args)
+    plan = plan_index(Path(args.path), wing=args.wing, include=args.include or None,
+                      exclude=args.exclude or None, sync=args.sync, palace=d.store)
+    return _run_plan(args, plan, d)
+
+
+def _import_chats(args) -> int:
+    from palazzo.importers.chats import plan_chats
+
+    return _run_plan(args, plan_chats(Path(args.file), name=args.name))
+
+
+def _import_mempalace(args) -> int:
+    from palazzo.importers.mempalace import plan_mempalace
+
+    return _run_plan(args, plan_mempalace(Path(args.path),
+                                          Path(args.kg) if args.kg else None))
+
+
+def _import_graphpalace(args) -> int:
+    from palazzo.importers.graphpalace import plan_graphpalace
+
+    return _run_plan(args, plan_graphpalace(Path(args.file)))
+
+
+def _mcp(args) -> int:
+    from palazzo.hosts import mcp
+
+    return mcp.main(Path(args.palace), mcp.embedder_named(args.embedder))
+
+
+def _serve(args) -> int:
+    from palazzo.hosts.serve import make_server
+
+    site = Path(args.site) if args.site else Path(__file__).resolve().parents[2] / "dist"
+    if not (site / "index.html").is_file():
+        raise PalazzoError(f"no built site in {site}: run `npm run build` (or pass --site)")
+    server = make_server(site, args.port, verbose=True)
+    host, port = server.server_address[:2]
+    print(f"serving {site} at http://{host}:{port}/ (Ctrl-C stops)", file=sys.stderr)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+    return 0
 
 
 def _bench_longmemeval(args) -> int:
@@ -131,8 +317,71 @@ def _write(path: str, result: dict) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
+    from palazzo.hosts.mcp import EMBEDDERS, default_palace
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--palace", default=str(default_palace()),
+                        help="palace directory (default: $PALAZZO_PALACE, else "
+                             "%(default)s)")
+    common.add_argument("--embedder", default="auto", choices=EMBEDDERS,
+                        help="auto: minilm when its weights are found, else hash")
+    common.add_argument("--progress", action="store_true",
+                        help="show progress bars even when stderr is not a terminal")
     p = argparse.ArgumentParser(prog="palazzo", description="A memory palace for AI agents.")
     sub = p.add_subparsers(dest="command", required=True)
+
+    def cmd(name: str, fn, help: str) -> argparse.ArgumentParser:  # noqa: A002
+        c = sub.add_parser(name, parents=[common], help=help)
+        c.set_defaults(fn=fn)
+        return c
+
+    cmd("init", _init, "create a palace directory")
+    cmd("status", _status, "counts, embedder and storage of the palace")
+    c = cmd("search", _search, "hybrid search")
+    c.add_argument("query")
+    c.add_argument("--wing")
+    c.add_argument("--room")
+    c.add_argument("--limit", type=int, default=10)
+    c.add_argument("--mode", default="hybrid", choices=["hybrid", "vector", "bm25", "blend"])
+    c.add_argument("--json", action="store_true", help="print the results as JSON")
+    c = cmd("add", _add, "add one drawer (verbatim text)")
+    c.add_argument("text", nargs="?")
+    c.add_argument("--file", help="take the text from a file")
+    c.add_argument("--wing", required=True)
+    c.add_argument("--room", required=True)
+    c = cmd("export", _export, "the palace as palace JSON (or JSONL)")
+    c.add_argument("--out")
+    c.add_argument("--format", default="json", choices=["json", "jsonl"])
+    c.add_argument("--vectors", default="float32", choices=["float32", "float16", "none"])
+    c = cmd("import", _import, "replace the palace by a palace JSON file (checked first)")
+    c.add_argument("file")
+    c = cmd("index", _index, "text files under a folder as drawers")
+    c.add_argument("path")
+    c.add_argument("--wing")
+    c.add_argument("--include", action="append", help="glob; repeat for more")
+    c.add_argument("--exclude", action="append", help="glob; repeat for more")
+    c.add_argument("--sync", action="store_true", help="remove drawers of deleted files")
+    c = cmd("import-chats", _import_chats, "chat exports as conversations and drawers")
+    c.add_argument("file")
+    c.add_argument("--name", help="conversation name for a plain message list")
+    c = cmd("import-mempalace", _import_mempalace, "a MemPalace palace (Python or Rust)")
+    c.add_argument("path")
+    c.add_argument("--kg", help="knowledge_graph.sqlite3 when it is not beside the palace")
+    c = cmd("import-graphpalace", _import_graphpalace, "a GraphPalace JSON export")
+    c.add_argument("file")
+    c = cmd("reindex", _reindex, "embed drawers that lack a vector (all with --force)")
+    c.add_argument("--force", action="store_true")
+    c = cmd("bulk-replace", _bulk_replace, "find and replace text across drawers")
+    c.add_argument("find")
+    c.add_argument("replace")
+    c.add_argument("--wing")
+    c.add_argument("--room")
+    c.add_argument("--dry-run", action="store_true")
+    cmd("mcp", _mcp, "serve the palace to MCP clients over stdio")
+    c = sub.add_parser("serve", help="serve the built web app (as npm start does)")
+    c.add_argument("--port", type=int, default=8000)
+    c.add_argument("--site", help="the built site (default: dist/ of this checkout)")
+    c.set_defaults(fn=_serve)
     bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     lme = bench.add_parser("longmemeval", help="session retrieval on a LongMemEval file")
     lme.add_argument("--data", required=True)
@@ -192,9 +441,12 @@ def main(argv: list[str] | None = None) -> int:
     except PalazzoError as err:
         print(f"palazzo: {err}", file=sys.stderr)
         return 1
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
         print(f"palazzo: {err}", file=sys.stderr)
         return 1
+    finally:
+        while _OPENED:
+            _OPENED.pop().close()
 
 
 if __name__ == "__main__":

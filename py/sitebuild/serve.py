@@ -1,60 +1,6 @@
-"""Serve the built site on the loopback interface (what ``npm start`` runs)."""
+"""Serve the built site (what ``npm start`` runs): the server lives with palazzo's hosts, so
+``palazzo serve`` and the build tooling serve the same way."""
 
-from __future__ import annotations
+from palazzo.hosts.serve import SiteHandler, SiteServer, make_server, serve_in_thread
 
-import functools
-import http.server
-import threading
-from pathlib import Path
-
-
-class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files with the types Pyodide needs and no stale caching between builds."""
-
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm",
-        ".mjs": "text/javascript",
-        ".js": "text/javascript",
-        ".json": "application/json",
-        ".whl": "application/zip",
-        ".zip": "application/zip",
-    }
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-cache")
-        super().end_headers()
-
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
-        if self.server.verbose:  # type: ignore[attr-defined]
-            super().log_message(format, *args)
-
-
-class SiteServer(http.server.ThreadingHTTPServer):
-    """A threading server that stays quiet when a browser drops a download midway (a tab
-    closed while the worker fetched weights is normal, not an error worth a traceback)."""
-
-    daemon_threads = True
-
-    def handle_error(self, request, client_address) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
-
-
-def make_server(site: Path, port: int, host: str = "127.0.0.1", verbose: bool = False):
-    """Return a threading HTTP server for ``site`` bound to ``host:port`` (0 picks a port)."""
-    handler = functools.partial(SiteHandler, directory=str(site))
-    server = SiteServer((host, port), handler)
-    server.verbose = verbose  # type: ignore[attr-defined]
-    return server
-
-
-def serve_in_thread(site: Path, port: int = 0):
-    """Start a quiet server in a daemon thread; return ``(server, base_url)``."""
-    server = make_server(site, port)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    host, real_port = server.server_address[:2]
-    return server, f"http://{host}:{real_port}/"
+__all__ = ["SiteHandler", "SiteServer", "make_server", "serve_in_thread"]

@@ -86,7 +86,17 @@ CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list"})  # 2026
 CACHE_HINTS = {"ttlMs": 0, "cacheScope": "public"}
 PROMPT_NAME = "palace_protocol"
 DEFAULT_AGENT = "assistant"
-DEFAULT_PALACE = Path("~/.palazzo/palace")
+def default_palace() -> Path:
+    """Return the palace directory used without ``--palace``: $PALAZZO_PALACE, else
+    $XDG_DATA_HOME/palazzo/palace, else ~/.local/share/palazzo/palace."""
+    env = os.environ.get("PALAZZO_PALACE")
+    if env:
+        return Path(env).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or "~/.local/share"
+    return Path(data).expanduser() / "palazzo" / "palace"
+
+
+DEFAULT_PALACE = default_palace()
 EMBEDDERS = ("auto", "minilm", "tfidf", "hash")
 
 
@@ -599,7 +609,7 @@ def main(palace_dir: Path, embedder: Any = None) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add ``--palace`` and ``--embedder`` to ``parser`` (also used by ``palazzo mcp``)."""
-    parser.add_argument("--palace", default=str(DEFAULT_PALACE),
+    parser.add_argument("--palace", default=str(default_palace()),
                         help="palace directory, created if missing (default: %(default)s)")
     parser.add_argument("--embedder", default="auto", choices=EMBEDDERS,
                         help="auto: minilm when its weights are found, else hash")

@@ -1,0 +1,93 @@
+"""The ``palazzo`` command line on a palace directory: every command, real files, one-line
+errors with a non-zero exit."""
+
+import json
+
+import pytest
+
+from palazzo.cli import main
+
+pytestmark = pytest.mark.cpython_only
+
+
+@pytest.fixture
+def palace(tmp_path, monkeypatch):
+    path = tmp_path / "palace"
+    monkeypatch.setenv("PALAZZO_PALACE", str(path))
+    assert main(["init", "--embedder", "hash"]) == 0
+    return path
+
+
+def run(capsys, *argv):
+    code = main([*argv, "--embedder", "hash"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_add_search_status_export_and_import(palace, capsys, tmp_path):
+    assert run(capsys, "add", "--wing", "notes", "--room", "cli",
+               "The journal is synced before the command returns.")[0] == 0
+    code, out, _ = run(capsys, "search", "journal synced")
+    assert code == 0 and "[notes / cli]" in out
+    code, out, _ = run(capsys, "status")
+    status = json.loads(out)
+    assert status["palace"]["drawers"] == 1 and status["storage"]["read_only"] is False
+    export = tmp_path / "p.json"
+    assert run(capsys, "export", "--out", str(export))[0] == 0
+    other = tmp_path / "other"
+    assert main(["init", "--palace", str(other), "--embedder", "hash"]) == 0
+    capsys.readouterr()
+    assert main(["import", str(export), "--palace", str(other), "--embedder", "hash"]) == 0
+    assert "imported 1 drawers" in capsys.readouterr().out
+    doc = json.loads(export.read_text())
+    assert main(["export", "--palace", str(other), "--embedder", "hash"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["palace"]["drawers"] == doc["palace"]["drawers"]
+
+
+def test_index_a_folder_twice_adds_nothing_the_second_time(palace, capsys, tmp_path):
+    src = tmp_path / "docs"
+    (src / "guide").mkdir(parents=True)
+    (src / "guide" / "start.md").write_text("Open the page and wait for the demo palace.")
+    (src / "notes.txt").write_text("The worker writes to OPFS.")
+    (src / ".gitignore").write_text("secret.txt\n")
+    (src / "secret.txt").write_text("do not index me")
+    assert run(capsys, "index", str(src))[0] == 0
+    first = json.loads(run(capsys, "status")[1])["palace"]["drawers"]
+    assert first == 2
+    assert run(capsys, "index", str(src))[0] == 0
+    assert json.loads(run(capsys, "status")[1])["palace"]["drawers"] == 2
+    assert "do not index" not in run(capsys, "export", "--format", "jsonl")[1]
+
+
+def test_import_chats_bulk_replace_and_reindex(palace, capsys, tmp_path):
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "Where is the blue box?"},
+                                {"role": "assistant", "content": "On the top shelf."}]))
+    assert run(capsys, "import-chats", str(chat), "--name", "boxes")[0] == 0
+    code, out, _ = run(capsys, "search", "blue box", "--json")
+    assert code == 0 and json.loads(out)[0]["content"] == "Where is the blue box?"
+    code, out, _ = run(capsys, "bulk-replace", "top shelf", "bottom shelf", "--dry-run")
+    assert code == 0 and json.loads(out)
+    assert run(capsys, "reindex", "--force")[0] == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["search", "x", "--palace", "/nonexistent/palace"], "no palace in"),
+    (["add", "--wing", "w", "--room", "r"], "give the drawer's text"),
+    (["import", "/nonexistent.json"], "No such file"),
+    (["add", "--wing", "w", "--room", "r", "  "], "must not be empty"),
+])
+def test_user_mistakes_are_one_line_and_a_non_zero_exit(palace, capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 1 and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_bad_palace_file_is_refused_and_changes_nothing(palace, capsys, tmp_path):
+    run(capsys, "add", "--wing", "w", "--room", "r", "kept")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "palazzo", "version": 1, "palace": {"drawers": 7}}')
+    code, _, err = run(capsys, "import", str(bad))
+    assert code == 1 and "palace.name is missing" in err
+    assert json.loads(run(capsys, "status")[1])["palace"]["drawers"] == 1
