@@ -113,7 +113,19 @@ async function boot() {
     const weights = await fetch(new URL("vendor/models/minilm/minilm.npz", SITE));
     if (!weights.ok) throw new Error(`MiniLM weights: HTTP ${weights.status}`);
     const bytes = new Uint8Array(await weights.arrayBuffer());
-    await serial(async () => { host.attach_embedder(bridge, bytes); await flush(); });
+    await serial(async () => { host.attach_embedder(bridge, bytes).destroy(); await flush(); });
+    // Drawers without a vector (a new palace, or embedding a reload interrupted) are embedded
+    // a step at a time; calls and clicks are answered between steps.
+    for (;;) {
+      const step = await serial(async () => {
+        const out = host.embed_step(bridge);
+        const result = out.toJs({ dict_converter: Object.fromEntries });
+        out.destroy();
+        await flush();
+        return result;
+      });
+      if (!step.remaining || !step.embedded) break;
+    }
     stage("deferred", "done");
   } catch (err) {
     const text = String(err && err.message ? err.message : err);

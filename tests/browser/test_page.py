@@ -44,6 +44,7 @@ def test_deferred_packages_arrive_after_the_first_render(booted):
     status = page.evaluate("window.palazzo.call('palace_status')")
     assert status["engine"]["scipy"] is True
     assert status["embedder"]["name"] == "minilm"
+    assert status["embedded"] == status["drawers"]  # the demo palace was embedded in steps
 
 
 def test_drawers_are_added_and_found_through_the_worker(booted):

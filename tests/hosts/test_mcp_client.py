@@ -2,6 +2,7 @@
 over stdio: tools, prompts, errors, a SIGKILL right after an acknowledged write, and a second
 server on the same palace directory."""
 
+import concurrent.futures
 import json
 import os
 import signal
@@ -37,6 +38,13 @@ def connect(palace: Path, mode: str = "auto", log=None) -> Client:
     params = server(palace)
     transport = stdio_client(params, errlog=log) if log is not None else params
     return Client(transport, mode=mode, read_timeout_seconds=60)
+
+
+def run(fn):
+    """Run an async test body with anyio on a loop of its own (in a thread: when the browser
+    tests ran first in this session, Playwright's loop is running in the main thread)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, fn).result()
 
 
 async def ok(client: Client, name: str, args: dict | None = None) -> dict:
@@ -132,7 +140,7 @@ def test_a_session_with_the_sdk_client(tmp_path, mode):
                 .messages[0].content.text
             assert "verbatim" in text and "kg_add" in text and 'agent: "claude"' in text
 
-    anyio.run(session)
+    run(session)
 
 
 def test_a_killed_server_keeps_its_acknowledged_write(tmp_path):
@@ -152,7 +160,7 @@ def test_a_killed_server_keeps_its_acknowledged_write(tmp_path):
                 _wait_gone(pid)
             return added["drawer_id"]
 
-    drawer_id = anyio.run(write_then_die)
+    drawer_id = run(write_then_die)
 
     async def reopen() -> None:
         async with connect(palace) as client:
@@ -164,7 +172,7 @@ def test_a_killed_server_keeps_its_acknowledged_write(tmp_path):
             # The dead server's lock went with it: this one is the writer.
             await ok(client, "add_drawer", {"wing": "w", "room": "r", "content": "after"})
 
-    anyio.run(reopen)
+    run(reopen)
 
 
 def test_a_second_server_on_the_same_palace_is_read_only(tmp_path):
@@ -186,7 +194,7 @@ def test_a_second_server_on_the_same_palace_is_read_only(tmp_path):
                 assert hits[0]["content"] == "later"
             assert await drawers(writer) == 2  # the reader's refused write left no trace
 
-    anyio.run(two_servers)
+    run(two_servers)
 
 
 def test_a_reader_becomes_the_writer_when_the_writer_leaves(tmp_path):
@@ -217,7 +225,7 @@ def test_a_reader_becomes_the_writer_when_the_writer_leaves(tmp_path):
             assert await drawers(again) == 2
             assert "read-only" not in (again.instructions or "")
 
-    anyio.run(handover)
+    run(handover)
 
 
 def _server_pid(log_path: Path) -> int:

@@ -5,6 +5,7 @@ callbacks are driven directly, which pins their behaviour without a browser.
 """
 
 import asyncio
+import concurrent.futures
 import json
 
 import pytest
@@ -19,6 +20,13 @@ from palazzo.persistence import Library  # noqa: E402
 from palazzo.storage import MemoryRoot  # noqa: E402
 
 XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+
+
+def run(coro):
+    """Run a coroutine to its end on a loop of its own (in a thread: when the browser tests ran
+    first in this session, Playwright's loop is running in the main thread)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def app_for(palace=None):
@@ -118,7 +126,7 @@ def test_swarm_runs_in_chunks_with_progress_and_can_be_cancelled():
     assert next_chunk(10, 0.001, 1000) == 40  # fast: grow, but at most four times
     assert next_chunk(10, 0.1, 3) == 3 and next_chunk(1, 10.0, 50) == 1
     app, p = demo_app()
-    out = asyncio.run(app.agents.run(2, 30, 3))
+    out = run(app.agents.run(2, 30, 3))
     assert out == {"cycles_run": 30, "cancelled": False}
     assert app.agents.progress.value == 30
 
@@ -129,7 +137,7 @@ def test_swarm_runs_in_chunks_with_progress_and_can_be_cancelled():
         app.agents._cancel()
         return await task
 
-    stopped = asyncio.run(cancel_soon())
+    stopped = run(cancel_soon())
     assert stopped["cancelled"] and stopped["cycles_run"] < 400
     assert app.agents.run_button.disabled is False
 
@@ -147,12 +155,12 @@ def test_provenance_slice_verifies_and_a_changed_token_fails():
 def test_import_a_bad_file_changes_nothing_and_a_good_one_replaces_the_palace():
     app, p = demo_app()
     before = p.counts()
-    assert asyncio.run(app.files.import_bytes(b'{"format": "palazzo", "version": 1}')) is False
+    assert run(app.files.import_bytes(b'{"format": "palazzo", "version": 1}')) is False
     assert "Nothing was changed" in app.files.note.object and p.counts() == before
-    assert asyncio.run(app.files.import_bytes(b"\xff\xfe")) is False
+    assert run(app.files.import_bytes(b"\xff\xfe")) is False
     doc = json.loads(app.files._export().getvalue())
     other, q = app_for()
-    assert asyncio.run(other.files.import_bytes(json.dumps(doc).encode())) is True
+    assert run(other.files.import_bytes(json.dumps(doc).encode())) is True
     assert q.counts() == before
 
 
@@ -162,15 +170,15 @@ def test_palaces_new_open_and_delete_with_confirmation():
     lib.new_palace("First")
     app = build_app(Bridge(library=lib)).palazzo_app
     app.files.new_name.value = "Second"
-    asyncio.run(app.files._new())
+    run(app.files._new())
     assert lib.name == "Second" and "Second" in app.files.palaces.options
     assert "Second" in app.status.pane.object
     app.files.palaces.value = "First"
-    asyncio.run(app.files._open())
+    run(app.files._open())
     assert lib.name == "First"
     app.files.confirm.value = "wrong"
-    asyncio.run(app.files._delete())
+    run(app.files._delete())
     assert "confirm" in app.files.palace_note.object and root.palaces() == ["First", "Second"]
     app.files.confirm.value = "First"
-    asyncio.run(app.files._delete())
+    run(app.files._delete())
     assert root.palaces() == ["Second"] and lib.name == "Second"

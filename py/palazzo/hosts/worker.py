@@ -43,8 +43,12 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
     from palazzo.storage import QueuedRoot
 
     root = QueuedRoot(kind, list(_py(names)), writable=bool(writable))
-    library = Library(root, lambda **kw: Palace(**kw))
+    holder: dict[str, Any] = {}
+    # Palaces opened later get the embedder once it has arrived (attach_embedder).
+    library = Library(root, lambda **kw: Palace(embedder=holder.get("embedder"), **kw))
     bridge = Bridge(library=library)
+    holder.update(bridge.hooks)
+    bridge.hooks = holder
     if name is not None:
         root.load(name, _py(files) or {})
         library.open_palace(name)
@@ -93,8 +97,9 @@ def drain(bridge: Bridge) -> list[list[Any]]:
 
 
 def attach_embedder(bridge: Bridge, weights: Any) -> dict[str, Any]:
-    """Give the palace the MiniLM embedder from ``weights`` (the npz bytes, or a JS
-    Uint8Array proxy) and embed drawers that lack a vector; returns the reindex result.
+    """Give the open palace (and every palace opened later) the MiniLM embedder from
+    ``weights`` (the npz bytes, or a JS Uint8Array proxy); return {"missing": drawers still
+    without a vector}. The worker then calls :func:`embed_step` until none is missing.
 
     Runs after the first render: the weights are 45 MB and take about a second to load, and
     until then search ranks by BM25 alone.
@@ -103,10 +108,32 @@ def attach_embedder(bridge: Bridge, weights: Any) -> dict[str, Any]:
     from palazzo.embed.minilm import MiniLMEmbedder
 
     data = weights.to_bytes() if hasattr(weights, "to_bytes") else bytes(weights)
-    bridge.palace.set_embedder(CachedEmbedder(MiniLMEmbedder(data)))
-    result = bridge.call("reindex")
-    refresh_after(bridge, "reindex")
-    return result
+    embedder = CachedEmbedder(MiniLMEmbedder(data))
+    bridge.hooks["embedder"] = embedder
+    bridge.palace.set_embedder(embedder)
+    status = bridge.call("palace_status")
+    _refresh_status(bridge)
+    return {"missing": status["drawers"] - status["embedded"]}
+
+
+def embed_step(bridge: Bridge, limit: int = 16) -> dict[str, Any]:
+    """Embed up to ``limit`` drawers that lack a vector; return {"embedded", "remaining"}.
+
+    The worker runs one step at a time between other messages, so embedding a large palace
+    (new, imported, or left half-done by a reload) never blocks the page's calls for long;
+    the status line shows the count after each step.
+    """
+    if bridge.palace.embedder is None:
+        return {"embedded": 0, "remaining": 0}
+    out = bridge.call("reindex", {"limit": limit})
+    _refresh_status(bridge)
+    return {"embedded": out["embedded"], "remaining": out["remaining"]}
+
+
+def _refresh_status(bridge: Bridge) -> None:
+    hook = bridge.hooks.get("refresh_status")
+    if hook is not None:
+        hook()
 
 
 def refresh_after(bridge: Bridge, name: str) -> None:

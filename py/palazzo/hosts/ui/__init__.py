@@ -57,4 +57,5 @@ def build_app(bridge: Bridge) -> pn.viewable.Viewable:
     app = App(bridge)
     app.layout.palazzo_app = app
     bridge.hooks["refresh_ui"] = app.ctx.changed  # changes made through the page's RPC
+    bridge.hooks["refresh_status"] = app.status.refresh  # background embedding progress
     return app.layout
