@@ -226,3 +226,28 @@ def test_items_palazzo_cannot_hold_are_skipped_with_a_reason(fx, tmp_path):
     reasons = {s["reason"] for s in plan.summary["skipped"]}
     assert reasons == {"empty drawer", "subject and object are the same entity",
                        "unusable subject, predicate or object"}
+
+
+def test_a_palace_written_by_the_real_mempalace_package_imports():
+    from pathlib import Path
+
+    from palazzo.importers import apply
+    from palazzo.importers.mempalace import plan_mempalace
+    from palazzo.palace import Palace
+
+    real = Path(__file__).parent / "data" / "importers" / "mempalace-3.11.0"
+    plan = plan_mempalace(real, real / "knowledge_graph.sqlite3")
+    assert plan.summary["format"] == "mempalace-python"
+    assert plan.summary["chunked_entries_joined"] == 1
+    p = Palace(clock=lambda: 0.0)
+    apply(plan, p.call)
+    assert {"wing_people", "proj"} <= set(p.wings)
+    facts = {(f["predicate"], f["object"], f["valid_from"], f["valid_to"])
+             for f in p.call("kg_query", {"entity": "Max"})["facts"]}
+    assert ("child_of", "alice", "2015-04-01", None) in facts
+    # MemPalace's date-only valid_to lasts through that day; palazzo's end is exclusive.
+    assert ("does", "swimming", "2025-01-01", "2025-07-01") in facts
+    assert p.call("diary_read", {"agent": "Reviewer"})["entries"]
+    before = p.counts()
+    apply(plan, p.call)
+    assert p.counts() == before
