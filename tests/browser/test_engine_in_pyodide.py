@@ -47,6 +47,11 @@ OK_OUTCOMES = {"passed", "xfailed"}
 EXCLUDE = {
     "test_ui.py": "builds the Panel app with Panel's server-side rendering; Panel is not "
     "loaded here (tests/browser/test_page.py covers the app in the real worker)",
+    **dict.fromkeys(
+        ("test_import_chats.py", "test_import_folder.py", "test_import_graphpalace.py",
+         "test_import_mempalace.py"),
+        "the importers read files and SQLite databases from the CPython host (the command "
+        "line and MCP server); the browser imports palace JSON files"),
 }
 
 
