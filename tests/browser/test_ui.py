@@ -71,6 +71,22 @@ def session(browser, site_url):
     assert page.errors == [] and page.dialogs == []
 
 
+# Where a room's dot is drawn on the map canvas, in page coordinates (from BokehJS's own
+# scales), so the test can click it as a person would.
+ROOM_XY = """(label) => {
+  const views = [];
+  const walk = (v) => { views.push(v); for (const c of (v.child_views ?? [])) walk(c); };
+  for (const root of Object.values(window.Bokeh.index)) walk(root);
+  const plot = views.find((v) => v.model.title && v.model.title.text === "Wings and rooms");
+  const dots = plot.model.renderers.find((r) => r.data_source && r.data_source.data.label);
+  const data = dots.data_source.data;
+  const i = Array.from(data.label).indexOf(label);
+  const box = plot.canvas_view.el.getBoundingClientRect();
+  return [box.left + plot.frame.x_scale.compute(data.x[i]),
+          box.top + plot.frame.y_scale.compute(data.y[i])];
+}"""
+
+
 def test_first_launch_shows_the_demo_palace_and_its_map(session):
     page = session
     status = text_of(page, "palace-status")
@@ -78,6 +94,10 @@ def test_first_launch_shows_the_demo_palace_and_its_map(session):
     assert re.search(r"\b\d+ drawers\b", status)
     tab(page, "Map")
     assert page.locator(".pz-tabs canvas").count() >= 1
+    x, y = page.evaluate(ROOM_XY, "Home/garden")
+    page.mouse.click(x, y)  # clicking a room lists its drawers
+    assert "Home / garden (3 drawers)" in wait_text(page, "room-title", "garden")
+    assert "climbing roses" in text_of(page, "room-drawers")
     tab(page, "Heat")
     assert "Home" in text_of(page, "heat-table")
 
