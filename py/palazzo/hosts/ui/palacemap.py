@@ -22,7 +22,8 @@ COLD, HOT = (255, 244, 214), (178, 24, 43)
 
 
 def layout(rooms: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[float, float]]:
-    """Return (x, y) for every (wing, room): wings on a circle, rooms around their wing."""
+    """Return (x, y) for every (wing, room): wings on a circle in name order, each wing's
+    rooms on a small circle around it."""
     wings = sorted({w for w, _ in rooms})
     big = 0.0 if len(wings) == 1 else 4.0 + len(wings) * 0.8
     out: dict[tuple[str, str], tuple[float, float]] = {}
@@ -30,9 +31,11 @@ def layout(rooms: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[float, f
         a = 2 * math.pi * i / max(len(wings), 1)
         cx, cy = big * math.cos(a), big * math.sin(a)
         mine = sorted(r for w, r in rooms if w == wing)
-        small = 0.0 if len(mine) == 1 else 1.2 + 0.25 * len(mine)
+        small = 0.0 if len(mine) == 1 else 1.6 + 0.3 * len(mine)
         for j, room in enumerate(mine):
-            b = 2 * math.pi * j / len(mine) + a
+            # A quarter turn from the wing's own direction, so a wing's rooms spread across
+            # the circle of wings rather than along its radius (labels do not collide).
+            b = 2 * math.pi * j / len(mine) + a + math.pi / 2
             out[(wing, room)] = (cx + small * math.cos(b), cy + small * math.sin(b))
     return out
 
