@@ -49,12 +49,18 @@ def encode(record: Record) -> bytes:
 
 @dataclass(slots=True)
 class Scan:
-    """What :func:`scan` found: the good records, where they end, and why reading stopped."""
+    """What :func:`scan` found: the good records, the byte offset where each one ends, and
+    why reading stopped."""
 
     records: list[Record]
-    good_bytes: int
+    ends: list[int]
     total_bytes: int
     problem: str | None
+
+    @property
+    def good_bytes(self) -> int:
+        """Return how many bytes the good records take from the start."""
+        return self.ends[-1] if self.ends else 0
 
     @property
     def dropped_bytes(self) -> int:
@@ -83,25 +89,27 @@ def scan(data: bytes) -> Scan:
     Cost: O(len(data)) for the checksums plus JSON parsing of each record.
     """
     records: list[Record] = []
+    ends: list[int] = []
     at = 0
     n = len(data)
     while at < n:
         if n - at < HEADER.size:
-            return Scan(records, at, n, f"torn record header at byte {at}")
+            return Scan(records, ends, n, f"torn record header at byte {at}")
         magic, length, crc = HEADER.unpack_from(data, at)
         if magic != MAGIC or length > MAX_RECORD:
-            return Scan(records, at, n, f"bad record header at byte {at}")
+            return Scan(records, ends, n, f"bad record header at byte {at}")
         end = at + HEADER.size + length
         if end > n:
-            return Scan(records, at, n, f"torn record at byte {at}")
+            return Scan(records, ends, n, f"torn record at byte {at}")
         payload = bytes(data[at + HEADER.size:end])
         if zlib.crc32(payload) != crc:
-            return Scan(records, at, n, f"checksum mismatch at byte {at}")
+            return Scan(records, ends, n, f"checksum mismatch at byte {at}")
         record = _decode(payload)
         if record is None:
-            return Scan(records, at, n, f"unreadable record at byte {at}")
+            return Scan(records, ends, n, f"unreadable record at byte {at}")
         if records and record.seq != records[-1].seq + 1:
-            return Scan(records, at, n, f"record out of sequence at byte {at}")
+            return Scan(records, ends, n, f"record out of sequence at byte {at}")
         records.append(record)
+        ends.append(end)
         at = end
-    return Scan(records, at, n, None)
+    return Scan(records, ends, n, None)

@@ -104,20 +104,14 @@ class _FrozenClock:
         self.palace.clock = self.saved
 
 
-def _keyring_json(palace: Palace) -> Any:
-    dump = getattr(palace.provenance, "keyring_to_json", None)
-    return None if dump is None else dump()
-
-
 def _load_keyring(palace: Palace, data: bytes | None) -> None:
-    load = getattr(palace.provenance, "keyring_from_json", None)
-    if data is None or load is None:
+    if data is None:
         return
     try:
         value = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise StorageError(f"{KEYS} is unreadable: the signing keys are lost") from None
-    load(value)
+    palace.provenance.keyring_from_json(value)
 
 
 class PalaceStore:
@@ -191,8 +185,7 @@ class PalaceStore:
                 problem = f"record {record.seq} ({record.op}) failed on replay: {err}"
                 break
             replayed += 1
-        good = found.good_bytes if replayed == len(found.records) else \
-            _offset_of(data, replayed)
+        good = found.ends[replayed - 1] if replayed else 0
         self.seq = found.records[replayed - 1].seq if replayed else 0
         if good < len(data) and not read_only:
             self.space.truncate(journal_name(gen), good)
@@ -203,7 +196,7 @@ class PalaceStore:
         self.status.journal_records = replayed
         self.status.journal_bytes = good
         _load_keyring(palace, self.space.read(KEYS))
-        self._keys = _keyring_json(palace)
+        self._keys = palace.provenance.keyring_to_json()
         self.palace = palace
         return self.status
 
@@ -265,7 +258,7 @@ class PalaceStore:
         return result
 
     def _save_keys(self) -> None:
-        keys = _keyring_json(self.palace)
+        keys = self.palace.provenance.keyring_to_json()
         if keys != self._keys and not self.status.read_only:
             self.space.write(KEYS, json.dumps(keys, sort_keys=True).encode("utf-8"))
             self._keys = keys
@@ -290,15 +283,6 @@ class PalaceStore:
         self.status.journal_bytes = 0
         self.status.last_saved = float(self.clock())
         return self.status
-
-
-def _offset_of(data: bytes, records: int) -> int:
-    """Return the byte offset where record number ``records`` (0-based) starts."""
-    at = 0
-    for _ in range(records):
-        _, length, _ = journal.HEADER.unpack_from(data, at)
-        at += journal.HEADER.size + length
-    return at
 
 
 class Library:
