@@ -15,20 +15,7 @@ from palazzo import jsontext
 from palazzo.errors import PalazzoError, ValidationError
 from palazzo.ops import Registry, default_registry
 from palazzo.palace import Palace
-from palazzo.schema import validate
-
-# Host-level operations: they change which palace is open, so they belong to the library.
-NAME = {"type": "string", "minLength": 1, "maxLength": 64}
-LIBRARY_OPS: dict[str, dict[str, Any]] = {
-    "list_palaces": {"type": "object", "properties": {}, "additionalProperties": False},
-    "new_palace": {"type": "object", "properties": {"name": NAME}, "required": ["name"],
-                   "additionalProperties": False},
-    "open_palace": {"type": "object", "properties": {"name": NAME}, "required": ["name"],
-                    "additionalProperties": False},
-    "delete_palace": {"type": "object", "properties": {"name": NAME, "confirm": NAME},
-                      "required": ["name", "confirm"], "additionalProperties": False},
-    "storage_status": {"type": "object", "properties": {}, "additionalProperties": False},
-}
+from palazzo.persistence import LIBRARY_REGISTRY
 
 
 class Bridge:
@@ -65,24 +52,22 @@ class Bridge:
         storage_status) are answered here.
         """
         result = self._call(name, args)
-        if self.on_change is not None and (name in LIBRARY_OPS or
-                                           self.registry.get(name).mutates):
+        if self.on_change is not None and self.mutates(name):
             self.on_change()
         return result
+
+    def mutates(self, name: str) -> bool:
+        """Return whether operation ``name`` may change what is kept (UnknownOperation for a
+        name no registry has)."""
+        if self.library is not None and name in LIBRARY_REGISTRY.names():
+            return LIBRARY_REGISTRY.get(name).mutates
+        return self.registry.get(name).mutates
 
     def _call(self, name: str, args: dict[str, Any] | None) -> dict[str, Any]:
         if self.library is None:
             return self.registry.call(self._palace, name, args)
-        if name in LIBRARY_OPS:
-            args = {} if args is None else args
-            if not isinstance(args, dict):
-                raise ValidationError(f"arguments of {name!r} must be an object")
-            validate(args, LIBRARY_OPS[name], where=f"{name} arguments")
-            if name == "storage_status":
-                store = self.library.store
-                return {"palace": self.library.name, "backend": self.library.root.kind,
-                        "status": None if store is None else store.status.to_dict()}
-            return getattr(self.library, name)(**args)
+        if name in LIBRARY_REGISTRY.names():
+            return LIBRARY_REGISTRY.call(self.library, name, args)
         if self.library.store is None:
             raise ValidationError("no palace is open: open or create one")
         return self.library.store.call(name, args)

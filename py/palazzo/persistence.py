@@ -37,7 +37,7 @@ from typing import Any
 from palazzo import journal
 from palazzo.errors import PalazzoError, ValidationError
 from palazzo.journal import Record
-from palazzo.ops import REGISTRY, Registry
+from palazzo.ops import REGISTRY, Operation, Registry, _obj
 from palazzo.palace import Palace
 from palazzo.palacefile import export_palace, read_palace
 from palazzo.storage import Root, Space, StorageError, check_palace_name
@@ -329,6 +329,12 @@ class Library:
         self.name = name
         return {"palace": name, "status": self.store.status.to_dict()}
 
+    def storage_status(self) -> dict[str, Any]:
+        """Return {"palace", "backend", "status"}: the open palace's storage status."""
+        store = self.store
+        return {"palace": self.name, "backend": self.root.kind,
+                "status": None if store is None else store.status.to_dict()}
+
     def delete_palace(self, name: str, confirm: str) -> dict[str, Any]:
         """Delete ``name`` and all its files; ``confirm`` must repeat the name."""
         if confirm != name:
@@ -339,3 +345,31 @@ class Library:
             self.store, self.name = None, None
         self.root.remove(name)
         return {"deleted": name}
+
+
+PALACE_NAME_ARG = {"type": "string", "minLength": 1, "maxLength": 64}
+
+
+def library_registry() -> Registry:
+    """Return the library's operations, run on a :class:`Library` instead of a palace: they
+    change which palace is open (hosts answer them before the palace's registry)."""
+    reg = Registry()
+    name = {"name": PALACE_NAME_ARG}
+    reg.add(Operation("list_palaces", "The palaces kept here and the one that is open.",
+                      _obj({}), lambda lib, a: lib.list_palaces()))
+    reg.add(Operation("storage_status", "Where the open palace is kept and what boot found.",
+                      _obj({}), lambda lib, a: lib.storage_status()))
+    reg.add(Operation("new_palace", "Create an empty palace and open it.",
+                      _obj(name, ("name",)), lambda lib, a: lib.new_palace(a["name"]),
+                      mutates=True))
+    reg.add(Operation("open_palace", "Open another palace (read-only if it is open elsewhere).",
+                      _obj(name, ("name",)), lambda lib, a: lib.open_palace(a["name"]),
+                      mutates=True))
+    reg.add(Operation("delete_palace", "Delete a palace; confirm repeats its name.",
+                      _obj({**name, "confirm": PALACE_NAME_ARG}, ("name", "confirm")),
+                      lambda lib, a: lib.delete_palace(a["name"], a["confirm"]),
+                      mutates=True))
+    return reg
+
+
+LIBRARY_REGISTRY = library_registry()

@@ -139,14 +139,13 @@ def _refresh_status(bridge: Bridge) -> None:
 def refresh_after(bridge: Bridge, name: str) -> None:
     """Reload the interface's views when operation ``name`` (run for the page's RPC, not by
     the interface itself) may have changed the palace. Returns None."""
-    from palazzo.bridge import LIBRARY_OPS
     from palazzo.errors import PalazzoError
 
     hook = bridge.hooks.get("refresh_ui")
     if hook is None:
         return
     try:
-        changes = name in LIBRARY_OPS or bridge.registry.get(name).mutates
+        changes = bridge.mutates(name)
     except PalazzoError:
         return
     if changes:
