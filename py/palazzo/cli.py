@@ -131,19 +131,14 @@ def _import(args) -> int:
 
 def _embed(d, args) -> None:
     """Embed drawers that lack a vector, in steps, with a progress bar."""
-    status = d.call("palace_status")
-    missing = status["drawers"] - status["embedded"]
-    if status["embedder"] is None or missing <= 0:
-        return
+    from palazzo.hosts.embedding import embedding_steps
+
     bar = ProgressBar("embedding", getattr(args, "progress", False))
-    done = 0
-    while True:
-        out = d.call("reindex", {"limit": 64})
-        done += out["embedded"]
-        bar(min(done, missing), missing)
-        if not out["remaining"] or not out["embedded"]:
-            break
-    print(f"embedded {done} drawers with {status['embedder']['name']}")
+    last = None
+    for last in embedding_steps(d.call, 64):
+        bar(last[0], last[1])
+    if last is not None:
+        print(f"embedded {last[0]} drawers with {last[2]}")
 
 
 def _reindex(args) -> int:

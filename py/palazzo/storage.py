@@ -361,11 +361,7 @@ class QueuedRoot:
             if not create:
                 raise NotFound(f"no palace named {name!r}")
             self.names.add(name)
-        if name not in self.spaces:
-            if not create and name not in self.names:
-                raise NotFound(f"no palace named {name!r}")
-            self.spaces[name] = QueuedSpace()
-        return self.spaces[name]
+        return self.spaces.setdefault(name, QueuedSpace())
 
     def remove(self, name: str) -> None:
         """Forget the palace; the host deletes its files when it sees it in ``removed``."""

@@ -43,12 +43,9 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
     from palazzo.storage import QueuedRoot
 
     root = QueuedRoot(kind, list(_py(names)), writable=bool(writable))
-    holder: dict[str, Any] = {}
     # Palaces opened later get the embedder once it has arrived (attach_embedder).
-    library = Library(root, lambda **kw: Palace(embedder=holder.get("embedder"), **kw))
+    library = Library(root, lambda **kw: Palace(embedder=bridge.hooks.get("embedder"), **kw))
     bridge = Bridge(library=library)
-    holder.update(bridge.hooks)
-    bridge.hooks = holder
     if name is not None:
         root.load(name, _py(files) or {})
         library.open_palace(name)

@@ -11,6 +11,7 @@ from typing import Any
 import panel as pn
 
 from palazzo.errors import PalazzoError
+from palazzo.hosts.embedding import embedding_steps
 from palazzo.hosts.ui.common import Context, html_pane, message
 
 EMBED_STEP = 16
@@ -23,24 +24,16 @@ async def embed_missing(ctx: Context, progress: pn.widgets.Progress, note: pn.pa
                         ) -> int:
     """Embed drawers that lack a vector, a step at a time, moving ``progress``; return how
     many were embedded (0 without an embedder)."""
-    status = ctx.call("palace_status")
-    missing = status["drawers"] - status["embedded"]
-    if status["embedder"] is None or missing <= 0:
-        return 0
-    progress.max, progress.value = missing, 0
     done = 0
-    while True:
-        await asyncio.sleep(YIELD_S)
-        out = ctx.attempt(note, lambda: ctx.call("reindex", {"limit": EMBED_STEP}),
-                          testid="files-note")
-        if out is None:
-            return done
-        done += out["embedded"]
-        progress.value = min(done, progress.max)
-        note.object = message(f"Embedding: {done} of {missing} drawers", "info",
-                              "embed-progress")
-        if not out["remaining"] or not out["embedded"]:
-            return done
+    try:
+        for done, missing, _name in embedding_steps(ctx.call, EMBED_STEP):
+            progress.max, progress.value = missing, done
+            note.object = message(f"Embedding: {done} of {missing} drawers", "info",
+                                  "embed-progress")
+            await asyncio.sleep(YIELD_S)
+    except PalazzoError as err:
+        note.object = message(str(err), "error", "files-note")
+    return done
 
 
 class FilesView:
