@@ -13,9 +13,9 @@ from typing import Any
 
 from palazzo import jsontext
 from palazzo.errors import PalazzoError, ValidationError
+from palazzo.library import LIBRARY_REGISTRY
 from palazzo.ops import Registry, default_registry
 from palazzo.palace import Palace
-from palazzo.persistence import LIBRARY_REGISTRY
 
 
 class Bridge:

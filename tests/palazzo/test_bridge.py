@@ -48,7 +48,7 @@ def test_json_wire_form_round_trips_and_rejects_bad_json():
 
 
 def test_a_library_bridge_journals_writes_and_answers_library_operations():
-    from palazzo.persistence import Library
+    from palazzo.library import Library
     from palazzo.storage import MemoryRoot
 
     root = MemoryRoot()

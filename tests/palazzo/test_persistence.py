@@ -7,9 +7,10 @@ import pytest
 
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import ValidationError
+from palazzo.library import Library
 from palazzo.palace import Palace
 from palazzo.palacefile import export_palace
-from palazzo.persistence import Library, PalaceStore, ReadOnly, journal_name
+from palazzo.persistence import PalaceStore, ReadOnly, journal_name
 from palazzo.storage import MemoryRoot, MemorySpace, StorageError
 
 

@@ -4,9 +4,9 @@ import pytest
 
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import NotFound, ValidationError
+from palazzo.library import Library
 from palazzo.palace import Palace
 from palazzo.palacefile import export_palace
-from palazzo.persistence import Library
 from palazzo.storage import DirectoryRoot, MemoryRoot, check_palace_name
 
 

@@ -16,7 +16,7 @@ from palazzo import Palace, demo  # noqa: E402
 from palazzo.bridge import Bridge  # noqa: E402
 from palazzo.hosts.ui import build_app  # noqa: E402
 from palazzo.hosts.ui.agents import next_chunk  # noqa: E402
-from palazzo.persistence import Library  # noqa: E402
+from palazzo.library import Library  # noqa: E402
 from palazzo.storage import MemoryRoot  # noqa: E402
 
 XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>'

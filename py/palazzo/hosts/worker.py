@@ -38,8 +38,8 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
     ``writable`` is False when another tab holds the palace's lock; the palace then opens
     read-only and says so in its status.
     """
+    from palazzo.library import Library
     from palazzo.palace import Palace
-    from palazzo.persistence import Library
     from palazzo.storage import QueuedRoot
 
     root = QueuedRoot(kind, list(_py(names)), writable=bool(writable))

@@ -1,0 +1,108 @@
+"""Many named palaces in one root, one of them open at a time, and the library's operations.
+
+Hosts (the worker bridge, the CLI's palace directory) answer ``list_palaces``, ``new_palace``,
+``open_palace``, ``delete_palace`` and ``storage_status`` here; every other operation goes to the
+open palace's :class:`~palazzo.persistence.PalaceStore`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from palazzo.errors import ValidationError
+from palazzo.ops import REGISTRY, Operation, Registry, _obj
+from palazzo.palace import Palace
+from palazzo.persistence import PalaceStore
+from palazzo.storage import Root, check_palace_name
+
+
+class Library:
+    """Several named palaces in one root; one of them open at a time.
+
+    ``list_palaces``, ``new_palace``, ``open_palace`` and ``delete_palace`` are host-level
+    calls (they change which palace the operations run on); everything else goes to the open
+    palace's :class:`PalaceStore`.
+    """
+
+    def __init__(self, root: Root, make_palace: Callable[..., Palace],
+                 registry: Registry = REGISTRY, clock: Callable[[], float] = time.time) -> None:
+        self.root = root
+        self.make_palace = make_palace
+        self.registry = registry
+        self.clock = clock
+        self.store: PalaceStore | None = None
+        self.name: str | None = None
+
+    def list_palaces(self) -> dict[str, Any]:
+        """Return {"palaces": names, "open": the open one, "backend": the root's kind}."""
+        return {"palaces": self.root.palaces(), "open": self.name, "backend": self.root.kind}
+
+    def new_palace(self, name: str) -> dict[str, Any]:
+        """Create an empty palace called ``name`` and open it; refuse an existing name."""
+        check_palace_name(name)
+        if name in self.root.palaces():
+            raise ValidationError(f"a palace named {name!r} exists already")
+        self.root.space(name, create=True)
+        return self.open_palace(name)
+
+    def open_palace(self, name: str) -> dict[str, Any]:
+        """Open ``name`` (read-only when another writer holds it); return its status."""
+        space = self.root.space(name)
+        if self.name is not None and self.name != name:
+            self.root.unlock(self.name)
+        writable = self.root.lock(name)
+
+        def make(**kw: Any) -> Palace:
+            return self.make_palace(name=name, **kw) if "name" not in kw else \
+                self.make_palace(**kw)
+
+        self.store = PalaceStore(space, make, self.registry, self.clock, read_only=not writable)
+        self.name = name
+        return {"palace": name, "status": self.store.status.to_dict()}
+
+    def storage_status(self) -> dict[str, Any]:
+        """Return {"palace", "backend", "status"}: the open palace's storage status."""
+        store = self.store
+        return {"palace": self.name, "backend": self.root.kind,
+                "status": None if store is None else store.status.to_dict()}
+
+    def delete_palace(self, name: str, confirm: str) -> dict[str, Any]:
+        """Delete ``name`` and all its files; ``confirm`` must repeat the name."""
+        if confirm != name:
+            raise ValidationError("to delete a palace, confirm must repeat its name exactly")
+        if name not in self.root.palaces():
+            raise ValidationError(f"no palace named {name!r}")
+        if self.name == name:
+            self.store, self.name = None, None
+        self.root.remove(name)
+        return {"deleted": name}
+
+
+PALACE_NAME_ARG = {"type": "string", "minLength": 1, "maxLength": 64}
+
+
+def library_registry() -> Registry:
+    """Return the library's operations, run on a :class:`Library` instead of a palace: they
+    change which palace is open (hosts answer them before the palace's registry)."""
+    reg = Registry()
+    name = {"name": PALACE_NAME_ARG}
+    reg.add(Operation("list_palaces", "The palaces kept here and the one that is open.",
+                      _obj({}), lambda lib, a: lib.list_palaces()))
+    reg.add(Operation("storage_status", "Where the open palace is kept and what boot found.",
+                      _obj({}), lambda lib, a: lib.storage_status()))
+    reg.add(Operation("new_palace", "Create an empty palace and open it.",
+                      _obj(name, ("name",)), lambda lib, a: lib.new_palace(a["name"]),
+                      mutates=True))
+    reg.add(Operation("open_palace", "Open another palace (read-only if it is open elsewhere).",
+                      _obj(name, ("name",)), lambda lib, a: lib.open_palace(a["name"]),
+                      mutates=True))
+    reg.add(Operation("delete_palace", "Delete a palace; confirm repeats its name.",
+                      _obj({**name, "confirm": PALACE_NAME_ARG}, ("name", "confirm")),
+                      lambda lib, a: lib.delete_palace(a["name"], a["confirm"]),
+                      mutates=True))
+    return reg
+
+
+LIBRARY_REGISTRY = library_registry()
