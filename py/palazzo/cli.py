@@ -45,7 +45,7 @@ _OPENED: list = []
 def _open(args, create: bool = True):
     """Return the palace directory of ``--palace`` opened with ``--embedder`` (writer, or
     read-only when another process holds it)."""
-    from palazzo.hosts.mcp import PalaceDirectory, embedder_named
+    from palazzo.hosts.directory import PalaceDirectory, embedder_named
     from palazzo.palace import Palace
 
     path = Path(args.palace).expanduser()
@@ -312,7 +312,7 @@ def _write(path: str, result: dict) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    from palazzo.hosts.mcp import EMBEDDERS, default_palace
+    from palazzo.hosts.directory import EMBEDDERS, default_palace
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--palace", default=str(default_palace()),
