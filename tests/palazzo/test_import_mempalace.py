@@ -251,3 +251,71 @@ def test_a_palace_written_by_the_real_mempalace_package_imports():
     before = p.counts()
     apply(plan, p.call)
     assert p.counts() == before
+
+
+# -- tables the driver cannot read, odd table names, nesting, duplicates ------------------------
+
+VEC0 = Path(__file__).parent / "data" / "importers" / "rust-vec0" / "palace.db"
+
+
+def test_a_rust_palace_with_a_sqlite_vec_table_imports_and_names_the_table(fx):
+    """palace.db written with the real sqlite-vec extension (see make_vec0_palace.py): this
+    SQLite has no vec0 module, so its vec_drawers table cannot be read; it is skipped and
+    named, and everything else imports."""
+    import sqlite3
+
+    with sqlite3.connect(f"{VEC0.resolve().as_uri()}?mode=ro", uri=True) as conn, \
+            pytest.raises(sqlite3.OperationalError, match="no such module: vec0"):
+        conn.execute("PRAGMA table_info(vec_drawers)")
+    plan = plan_mempalace(VEC0)
+    assert plan.summary["layout"] == "rust"
+    assert plan.summary["skipped"] == [{"item": f"{VEC0} table 'vec_drawers'",
+                                        "reason": "unreadable table: no such module: vec0"}]
+    assert plan.summary["calls"]["add_drawer"] == plan.summary["drawers"] > 0
+    palace = Palace()
+    apply(plan, palace.call)
+    assert palace.counts()["drawers"] == plan.summary["drawers"] \
+        + plan.summary.get("diary_entries", 0)
+
+
+def test_table_names_with_quotes_are_read(fx, tmp_path):
+    import sqlite3
+
+    db = fx.make_rust_palace(tmp_path / "rust" / "palace.db")
+    with sqlite3.connect(db) as conn:
+        conn.execute('CREATE TABLE "odd""name" ("x""y" TEXT)')
+        conn.execute('CREATE TABLE "a"" ; DROP TABLE drawers; --" (z)')
+    plan = plan_mempalace(db)
+    assert plan.summary["skipped"] == []
+    assert plan.summary["calls"]["add_drawer"] > 0
+    with sqlite3.connect(db) as conn:  # the source is untouched
+        assert conn.execute("SELECT count(*) FROM drawers").fetchone()[0] > 0
+
+
+def test_deeply_nested_entity_properties_are_a_clear_error(fx, tmp_path):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    fx.make_chroma(folder / "chroma.sqlite3", fx.PY_DRAWERS, [])
+    fx.make_kg(folder / "knowledge_graph.sqlite3", [], [])
+    import sqlite3
+
+    with sqlite3.connect(folder / "knowledge_graph.sqlite3") as conn:
+        conn.execute("INSERT INTO entities (id, name, type, properties) VALUES (?, ?, ?, ?)",
+                     ("deep", "Deep", "thing", '{"a":' * 100_000 + "1" + "}" * 100_000))
+    _reject(folder, "entity 'deep': properties nests deeper than 100 levels")
+
+
+def test_drawers_palazzo_keeps_once_are_counted_once(fx, tmp_path):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    fx.make_chroma(folder / "chroma.sqlite3", [
+        {"id": "one", "text": "the same words", "meta": {"wing": "w", "room": "r"}},
+        {"id": "two", "text": "the same words", "meta": {"wing": "w", "room": "r"}},
+        {"id": "three", "text": "the same words", "meta": {"wing": "w", "room": "other"}},
+    ], [])
+    plan = plan_mempalace(folder)
+    assert plan.summary["drawers"] == plan.summary["calls"]["add_drawer"] == 2
+    assert [s["reason"].split(" as ")[0] for s in plan.summary["skipped"]] == \
+        ["duplicate: the same text in w/r"]
+    palace = Palace()
+    assert apply(plan, palace.call)["created"]["add_drawer"] == 2

@@ -319,11 +319,37 @@ def open_sqlite(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def table_columns(conn: sqlite3.Connection) -> dict[str, set[str]]:
-    """Return every table of the database with its column names."""
-    tables = [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
-    return {t: {r[1] for r in conn.execute(f'PRAGMA table_info("{t}")')} for t in tables}
+def quote_name(name: str) -> str:
+    """Return ``name`` as an SQL identifier: in double quotes, inner quotes doubled."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def table_columns(conn: sqlite3.Connection,
+                  unreadable: list[tuple[str, str]] | None = None) -> dict[str, set[str]]:
+    """Return every readable table and view of the database with its column names.
+
+    A table the driver cannot describe (a virtual table whose module this SQLite does not
+    have, such as sqlite-vec's ``vec0``) is left out and, when ``unreadable`` is given,
+    appended to it as ``(table, reason)``, so a caller can name it in its summary. Raises
+    ImportRejected only when the schema itself cannot be listed. Cost: one PRAGMA a table.
+    """
+    import sqlite3
+
+    try:
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")]
+    except sqlite3.Error as err:
+        raise ImportRejected(f"cannot list the tables of the database: {err}") from None
+    out: dict[str, set[str]] = {}
+    for t in tables:
+        if not isinstance(t, str):
+            continue
+        try:
+            out[t] = {r[1] for r in conn.execute(f"PRAGMA table_info({quote_name(t)})")}
+        except sqlite3.Error as err:
+            if unreadable is not None:
+                unreadable.append((t, f"unreadable table: {err}"))
+    return out
 
 
 def require_columns(path: Path, tables: dict[str, set[str]], table: str,
@@ -389,12 +415,27 @@ def end_of_day(value: str | None) -> str | None:
 
 
 def number(value: Any, where: str, lo: float | None = None, hi: float | None = None) -> float:
-    """Return ``value`` as a finite float within [lo, hi]; raise ImportRejected otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    """Return ``value`` as a finite float within [lo, hi]; raise ImportRejected otherwise
+    (also for an integer too large for a float, which ``float()`` would overflow on)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ImportRejected(f"{where} must be a finite number, got {_short(value)}")
+    try:
+        result = float(value)
+    except OverflowError:
+        raise ImportRejected(f"{where} must be a finite number, got an integer too large "
+                             "for one") from None
+    if not math.isfinite(result):
         raise ImportRejected(f"{where} must be a finite number, got {value!r}")
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ImportRejected(f"{where} must be between {lo} and {hi}, got {value}")
-    return float(value)
+    if (lo is not None and result < lo) or (hi is not None and result > hi):
+        raise ImportRejected(f"{where} must be between {lo} and {hi}, got {result:g}")
+    return result
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """Return ``repr(value)`` cut to ``limit`` characters, for messages about bad input."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 100 \
+        else f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def usable_name(value: Any) -> str | None:

@@ -42,13 +42,13 @@ are not carried over (``add_drawer`` stamps the import time).
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from palazzo import jsontext
 from palazzo.errors import ImportRejected
 from palazzo.importers import (
     Plan,
@@ -99,6 +99,19 @@ class _State:
     builder: PlanBuilder
     id_map: dict[str, str] = field(default_factory=dict)  # MemPalace id -> palazzo drawer id
     counts: Counter[str] = field(default_factory=Counter)
+    planned: dict[str, str] = field(default_factory=dict)  # palazzo drawer id -> where read
+    unreadable: set[tuple[str, str]] = field(default_factory=set)  # (file, table) named
+
+    def tables(self, conn: Any, path: Path) -> dict[str, set[str]]:
+        """Return the readable tables of ``conn`` (see :func:`table_columns`); every table
+        the driver cannot read is named once in the summary's skipped items."""
+        bad: list[tuple[str, str]] = []
+        found = table_columns(conn, bad)
+        for table, reason in bad:
+            if (str(path), table) not in self.unreadable:
+                self.unreadable.add((str(path), table))
+                self.builder.skip(f"{path} table {table!r}", reason)
+        return found
 
 
 # -- finding the files ---------------------------------------------------------------------------
@@ -157,13 +170,13 @@ def _meta_value(r: Any, has_bool: bool) -> Any:
     return None
 
 
-def _chroma_records(path: Path, collection: str) -> tuple[list[tuple[str, dict[str, Any]]],
-                                                          int]:
+def _chroma_records(path: Path, collection: str, state: _State
+                    ) -> tuple[list[tuple[str, dict[str, Any]]], int]:
     """Return ([(embedding id, metadata with the document)], records in the closets
     collection) of ``collection`` in ChromaDB's SQLite file."""
     conn = open_sqlite(path)
     try:
-        tables = table_columns(conn)
+        tables = state.tables(conn, path)
         require_columns(path, tables, "collections", ("id", "name"))
         require_columns(path, tables, "segments", ("id", "collection"))
         require_columns(path, tables, "embeddings", ("id", "segment_id", "embedding_id"))
@@ -196,7 +209,7 @@ def _chroma_records(path: Path, collection: str) -> tuple[list[tuple[str, dict[s
 
 
 def _python_drawers(path: Path, state: _State) -> list[_Drawer]:
-    records, closets = _chroma_records(path, DRAWERS)
+    records, closets = _chroma_records(path, DRAWERS, state)
     state.counts["closet_records_not_imported"] = closets
     single: list[_Drawer] = []
     groups: dict[str, list[tuple[int, str, str, dict[str, Any]]]] = {}
@@ -253,6 +266,11 @@ def _drawer(state: _State, ids: list[str], wing: Any, room: Any, text: str,
     did = planned_drawer_id(text, w, r)
     for i in ids:
         state.id_map[i] = did
+    if did in state.planned:
+        # palazzo keeps one drawer per text in a room; say so instead of counting it twice
+        state.builder.skip(where, f"duplicate: the same text in {w}/{r} as {state.planned[did]}")
+        return
+    state.planned[did] = where
     state.builder.add("add_drawer", {"wing": w, "room": r, "content": text, "source": SOURCE,
                                      "source_file": source_file if isinstance(source_file, str)
                                      else ""}, where)
@@ -279,7 +297,7 @@ def _diary(state: _State, agent: Any, topic: Any, text: str, where: str) -> None
 def _plan_rust_drawers(path: Path, state: _State) -> None:
     conn = open_sqlite(path)
     try:
-        tables = table_columns(conn)
+        tables = state.tables(conn, path)
         require_columns(path, tables, "drawers", ("id", "wing", "room", "content"))
         cols = tables["drawers"]
         extra = [c for c in ("source_file", "added_by") if c in cols]
@@ -321,7 +339,7 @@ def _plan_kg(path: Path, state: _State, end_column: str, names_are_ids: bool) ->
     through its day) or a Rust palace.db (names; ``valid_until`` kept as it is)."""
     conn = open_sqlite(path)
     try:
-        tables = table_columns(conn)
+        tables = state.tables(conn, path)
         if "triples" not in tables and not names_are_ids:
             return
         require_columns(path, tables, "triples",
@@ -357,10 +375,8 @@ def _plan_kg(path: Path, state: _State, end_column: str, names_are_ids: bool) ->
             types[e["id"]] = args["type"]
         props = e.get("properties")
         if props not in (None, "", "{}"):
-            try:
-                value = json.loads(props) if isinstance(props, str) else None
-            except json.JSONDecodeError:
-                value = None
+            value = jsontext.loads(props, f"{where}: properties", ImportRejected) \
+                if isinstance(props, str) else None
             if not isinstance(value, dict):
                 raise ImportRejected(f"{where}: properties must be a JSON object")
             if value:
