@@ -136,7 +136,22 @@ class MemoryRoot:
 
 
 class DirectorySpace:
-    """A palace's files in one directory, every write fsynced before it returns."""
+    """A palace's files in one directory, every write fsynced before it returns.
+
+    Every file it creates is private to its owner (mode 0600) from its first byte: snapshots
+    and journals hold a person's memory verbatim and ``keys.json`` holds the HMAC secrets that
+    sign provenance, so none is for other users of the machine to read. A file is created
+    with ``os.open(..., 0o600)`` (the umask can only take bits away), never widened and then
+    narrowed by a ``chmod``: there is no moment in which another user could open it. Files an
+    older version left with wider modes keep them until they are next rewritten (a snapshot
+    or ``keys.json`` by its atomic replace, a journal at the next compaction). A palace
+    directory that :class:`DirectoryRoot` creates is 0700 and its lock file 0600 for the same
+    reason.
+    """
+
+    FILE_MODE = 0o600
+    DIR_MODE = 0o700
+    _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -161,12 +176,18 @@ class DirectorySpace:
             raise StorageError(f"cannot read {self._file(name)}: {err.strerror}") from None
 
     def write(self, name: str, data: bytes) -> None:
-        """Replace the file atomically: write a temporary file, fsync, rename, fsync the
-        directory."""
+        """Replace the file atomically: write a new temporary file (mode 0600), fsync, rename,
+        fsync the directory. Cost: one fsync of the data and one of the directory."""
         target = self._file(name)
         tmp = self.path / f".{name}.tmp"
         try:
-            with open(tmp, "wb") as f:
+            # Only the writer (who holds the lock) writes, so a temporary file already there
+            # was left by a crash; O_EXCL then makes sure the bytes go to a new 0600 file
+            # and never to one that someone else made or linked.
+            tmp.unlink(missing_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | self._BINARY,
+                         self.FILE_MODE)
+            with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
@@ -176,11 +197,13 @@ class DirectorySpace:
             raise StorageError(f"cannot write {target}: {err.strerror}") from None
 
     def append(self, name: str, data: bytes) -> None:
-        """Append ``data`` and fsync before returning."""
+        """Append ``data`` and fsync before returning (a new file is created mode 0600)."""
         target = self._file(name)
         try:
             existed = target.exists()
-            with open(target, "ab") as f:
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | self._BINARY,
+                         self.FILE_MODE)
+            with os.fdopen(fd, "ab") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
@@ -248,7 +271,7 @@ class DirectoryRoot:
             if not create:
                 raise NotFound(f"no palace named {name!r} in {self.path}")
             try:
-                path.mkdir(parents=True)
+                path.mkdir(DirectorySpace.DIR_MODE, parents=True)
             except OSError as err:
                 raise StorageError(f"cannot create {path}: {err.strerror}") from None
         return DirectorySpace(path)
@@ -273,7 +296,8 @@ class DirectoryRoot:
             import fcntl
         except ImportError:  # no flock here (Pyodide): one process only, so nobody else
             return True
-        fd = os.open(self.path / name / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path / name / ".lock", os.O_RDWR | os.O_CREAT,
+                     DirectorySpace.FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -1,4 +1,8 @@
-"""The directory storage under CPython: durable files, atomic replace, flock writer lock."""
+"""The directory storage under CPython: durable files, atomic replace, flock writer lock,
+private modes."""
+
+import os
+import stat
 
 import pytest
 
@@ -7,6 +11,7 @@ from palazzo.errors import NotFound, ValidationError
 from palazzo.library import Library
 from palazzo.palace import Palace
 from palazzo.palacefile import export_palace
+from palazzo.persistence import PalaceStore
 from palazzo.storage import DirectoryRoot, MemoryRoot, check_palace_name
 
 
@@ -53,3 +58,40 @@ def test_a_directory_palace_survives_a_new_library_and_locks_a_second_writer(tmp
     third = Library(DirectoryRoot(tmp_path), make)
     assert third.open_palace("notes")["status"]["read_only"] is False
     assert not any(p.name.endswith(".tmp") for p in (tmp_path / "notes").iterdir())
+
+
+@pytest.fixture(params=[0o022, 0o000], ids=["umask022", "umask000"])
+def umask(request):
+    old = os.umask(request.param)
+    yield request.param
+    os.umask(old)
+
+
+@pytest.mark.cpython_only
+def test_every_palace_file_and_the_signing_keys_are_private_from_the_first_byte(tmp_path, umask):
+    root = DirectoryRoot(tmp_path)
+    space = root.space("notes", create=True)
+    assert root.lock("notes")
+    store = PalaceStore(space, make, clock=lambda: 1_700_000_000.0)
+    store.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
+    turn = store.call("list_turns", {"conversation": "c"})["turns"][0]["id"]
+    store.call("slice_context", {"anchor": turn})
+    assert "keys.json" in space.names()
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "notes").iterdir()}
+    assert {".lock", "keys.json", "journal-00000001.log", "snapshot-00000001.pz"} <= set(modes)
+    assert modes == dict.fromkeys(modes, 0o600)
+    assert stat.S_IMODE((tmp_path / "notes").stat().st_mode) == 0o700
+    root.unlock("notes")
+
+
+@pytest.mark.cpython_only
+def test_a_write_never_goes_through_a_file_planted_at_its_temporary_name(tmp_path):
+    space = DirectoryRoot(tmp_path).space("notes", create=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes(b"not yours")
+    os.chmod(elsewhere, 0o644)
+    (tmp_path / "notes" / ".keys.json.tmp").symlink_to(elsewhere)
+    space.write("keys.json", b'{"secret": "00"}')
+    assert elsewhere.read_bytes() == b"not yours"  # the link was replaced, not followed
+    assert space.read("keys.json") == b'{"secret": "00"}'
+    assert stat.S_IMODE((tmp_path / "notes" / "keys.json").stat().st_mode) == 0o600
