@@ -73,6 +73,13 @@ class Diaries:
         rows = self.palace.drawers.row_of
         return [e for e in self.entries.values() if e.drawer_id in rows]
 
+    def rename(self, old: str, new: str) -> None:
+        """Follow a drawer whose text was edited (its id changed from ``old`` to ``new``)."""
+        entry = self.entries.pop(old, None)
+        if entry is not None:
+            entry.drawer_id = new
+            self.entries[new] = entry
+
     def count(self, agent: str) -> int:
         """Return how many live entries the agent with id ``agent`` has."""
         return sum(e.agent_id == agent for e in self.live())

@@ -91,13 +91,20 @@ def closet_id(wing: str, room: str, closet: str) -> str:
     return f"closet:{wing}/{room}/{closet}"
 
 
-def drawer_id(content: str, wing: str, room: str) -> str:
+MAX_KEY = 1024  # characters of a drawer's identity key
+
+
+def drawer_id(content: str, wing: str, room: str, key: str = "") -> str:
     """Return the deterministic id of a drawer: the same text in the same room is one drawer.
 
     sha256 over wing, room and content with a separator no name may contain (names refuse
-    control characters), so ("a", "b c") and ("a b", "c") never collide.
+    control characters), so ("a", "b c") and ("a b", "c") never collide. A non-empty ``key``
+    (an importer's "file f, chunk 3") joins the identity, length-prefixed so it cannot run
+    into the content: the same text twice in one file is then two drawers. Cost: one sha256
+    over the text.
     """
-    digest = hashlib.sha256(f"{wing}\x1f{room}\x1f{content}".encode()).hexdigest()
+    head = f"key\x1f{wing}\x1f{room}\x1f{len(key)}\x1f{key}\x1f" if key else f"{wing}\x1f{room}\x1f"
+    digest = hashlib.sha256(f"{head}{content}".encode()).hexdigest()
     return f"drawer_{digest[:24]}"
 
 
@@ -176,6 +183,7 @@ class Drawer:
     exploitation: float
     exploration: float
     embedded: bool
+    key: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-able form of the drawer."""
@@ -193,4 +201,5 @@ class Drawer:
             "exploitation": self.exploitation,
             "exploration": self.exploration,
             "embedded": self.embedded,
+            "key": self.key,
         }

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from palazzo.errors import NotFound, UnknownOperation, ValidationError
+from palazzo.model import MAX_KEY
 from palazzo.palace import Palace
 from palazzo.schema import validate
 
@@ -176,7 +177,7 @@ def _add_drawer(palace: Palace, args: dict[str, Any]) -> Result:
     did, created = palace.add_drawer(
         args["wing"], args["room"], args["content"], source=args.get("source", ""),
         source_file=args.get("source_file", ""), importance=args.get("importance", 0.5),
-        closet=args.get("closet"),
+        closet=args.get("closet"), key=args.get("key", ""),
     )
     return {"drawer_id": did, "created": created}
 
@@ -215,8 +216,10 @@ def _update_drawer(palace: Palace, args: dict[str, Any]) -> Result:
 
 
 def _delete_drawer(palace: Palace, args: dict[str, Any]) -> Result:
-    palace.delete_drawer(args["drawer_id"])
-    return {"drawer_id": args["drawer_id"], "deleted": True}
+    did = palace.drawers.ids[palace.row(args["drawer_id"])]  # an old id finds it too
+    assert did is not None
+    palace.delete_drawer(did)
+    return {"drawer_id": did, "deleted": True}
 
 
 def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
@@ -267,11 +270,31 @@ def _bulk_replace(palace: Palace, args: dict[str, Any]) -> Result:
                     f"replacing would leave drawer {palace.drawers.ids[r]} empty; nothing changed"
                 )
             changed.append((palace.drawers.ids[r], new))
+    _check_replace_ids(palace, changed)
     if not args.get("dry_run", False):
         for did, new in changed:
             palace.update_drawer(did, content=new)
     return {"matched": len(changed), "changed": 0 if args.get("dry_run") else len(changed),
             "drawer_ids": [d for d, _ in changed]}
+
+
+def _check_replace_ids(palace: Palace, changed: list[tuple[str, str]]) -> None:
+    """Refuse a bulk replace (before anything changes) that would give two drawers of one
+    room the same text, since identity follows content. Cost: one sha256 per changed drawer."""
+    from palazzo.model import drawer_id
+
+    s = palace.drawers
+    mine = {did for did, _ in changed}
+    taken: dict[str, str] = {}
+    for did, new in changed:
+        r = s.row_of[did]
+        nid = drawer_id(new, s.wing[r], s.room[r], s.key[r])
+        other = taken.get(nid) or (nid if nid in s.row_of and nid != did else None)
+        if other is not None or (nid in mine and nid != did):
+            raise ValidationError(
+                f"replacing would give drawers {did} and {other or nid} the same text in "
+                f"{s.wing[r]}/{s.room[r]}; nothing changed")
+        taken[nid] = did
 
 
 def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
@@ -359,9 +382,10 @@ def _build() -> Registry:
                        ("wing", "name")), _add_room, mutates=True))
     add(Operation("add_drawer",
                   "Store verbatim text in a wing/room; the same text in the same room is "
-                  "stored once.",
+                  "stored once (unless a key, such as 'file#chunk', tells them apart).",
                   _obj({"wing": NAME, "room": NAME, "content": TEXT, "source": OPT_TEXT,
-                        "source_file": OPT_TEXT, "importance": IMPORTANCE, "closet": NAME},
+                        "source_file": OPT_TEXT, "importance": IMPORTANCE, "closet": NAME,
+                        "key": {"type": "string", "maxLength": MAX_KEY}},
                        ("wing", "room", "content")), _add_drawer, mutates=True))
     add(Operation("get_drawer", "One drawer with its full text and metadata.",
                   _obj({"drawer_id": NAME}, ("drawer_id",)), _get_drawer))
@@ -369,7 +393,8 @@ def _build() -> Registry:
                   "(id, place, the first 200 characters), with offset and limit.",
                   _obj({"wing": NAME, "room": NAME, "limit": LIMIT,
                         "offset": {"type": "integer", "minimum": 0}}), _list_drawers))
-    add(Operation("update_drawer", "Change a drawer's text or metadata; its id is kept.",
+    add(Operation("update_drawer", "Change a drawer's text or metadata; new text gives it "
+                  "the id of that text (the old id still finds it).",
                   _obj({"drawer_id": NAME, "content": TEXT, "importance": IMPORTANCE,
                         "source": OPT_TEXT, "source_file": OPT_TEXT}, ("drawer_id",)),
                   _update_drawer, mutates=True))

@@ -99,7 +99,7 @@ def _list_turns(palace: Palace, args: dict[str, Any]) -> Result:
     for t in page:
         d = {**t.to_dict(), "children": conv.children_of(t.id)}
         if args.get("with_content", True):
-            row = s.row_of.get(t.drawer_id)
+            row = s.lookup(t.drawer_id)
             d["content"] = None if row is None else s.content[row]
         out.append(d)
     return {"conversation": args["conversation"], "total": len(turns), "offset": offset,

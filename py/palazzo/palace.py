@@ -16,6 +16,7 @@ from palazzo.chunking import chunks
 from palazzo.embed import Embedder
 from palazzo.errors import NotFound, ValidationError
 from palazzo.model import (
+    MAX_KEY,
     PALACE_ID,
     Agent,
     Closet,
@@ -28,6 +29,8 @@ from palazzo.model import (
     drawer_id,
 )
 from palazzo.store import DrawerStore, EdgeTable
+
+drawer_id_of = drawer_id  # update_drawer's parameter is called drawer_id
 
 Clock = Callable[[], float]
 Progress = Callable[[int, int], None]
@@ -181,18 +184,22 @@ class Palace:
         importance: float = 0.5,
         closet: str | None = None,
         created_at: float | None = None,
+        key: str = "",
     ) -> tuple[str, bool]:
         """Store verbatim ``content`` in ``wing``/``room``; return (drawer id, created now).
 
-        The id is deterministic (content + wing + room), so adding the same drawer twice
-        changes nothing the second time. Cost: one embedding plus one matrix-vector product
-        for SIMILAR_TO links when they are enabled.
+        The id is deterministic (content + wing + room, and ``key`` when one is given: an
+        importer's "file, chunk n", so a block repeated in a file is kept as often as it
+        occurs), so adding the same drawer twice changes nothing the second time. Cost: one
+        embedding plus one matrix-vector product for SIMILAR_TO links when they are enabled.
         """
         _check_content(content)
         if not 0.0 <= importance <= 1.0:
             raise ValidationError("importance must be between 0 and 1")
+        if len(key) > MAX_KEY:
+            raise ValidationError(f"a drawer key is at most {MAX_KEY} characters")
         r, _ = self.add_room(wing, room)
-        did = drawer_id(content, r.wing, r.name)
+        did = drawer_id(content, r.wing, r.name, key)
         if did in self.drawers.row_of:
             return did, False
         parent = r.id
@@ -202,7 +209,7 @@ class Palace:
         now = float(self.clock()) if created_at is None else float(created_at)
         row = self.drawers.add(
             did, content, r.wing, r.name, closet, source, source_file,
-            {"importance": importance, "created_at": now, "accessed_at": now},
+            {"importance": importance, "created_at": now, "accessed_at": now}, key=key,
         )
         self.edges.add(EdgeKind.HAS_DRAWER, parent, did)
         self.text_index.add(row, content)
@@ -227,11 +234,23 @@ class Palace:
             self.edges.add(EdgeKind.SIMILAR_TO, self.drawers.ids[other], me,
                            {"cosine": round(float(sims[other]), 6)})
 
+    @property
+    def drawer_aliases(self) -> dict[str, str]:
+        """Ids drawers had before their text was edited -> their ids now."""
+        return self.drawers.aliases
+
+    @drawer_aliases.setter
+    def drawer_aliases(self, value: dict[str, str]) -> None:
+        self.drawers.aliases = dict(value)
+
     def row(self, drawer_id: str) -> int:
-        """Return the store row of a drawer or raise NotFound."""
+        """Return the store row of a drawer (by its id, or an id it had before an edit) or
+        raise NotFound."""
         try:
             return self.drawers.row_of[drawer_id]
         except KeyError:
+            if drawer_id in self.drawers.aliases:
+                return self.drawers.row_of[self.drawers.aliases[drawer_id]]
             raise NotFound(f"no drawer with id {drawer_id!r}") from None
 
     def drawer(self, drawer_id: str) -> Drawer:
@@ -240,7 +259,7 @@ class Palace:
         s = self.drawers
         c = s.columns
         return Drawer(
-            id=drawer_id, wing=s.wing[row], room=s.room[row], closet=s.closet[row],
+            id=s.ids[row], key=s.key[row], wing=s.wing[row], room=s.room[row], closet=s.closet[row],
             content=s.content[row], source=s.source[row], source_file=s.source_file[row],
             importance=float(c["importance"][row]), created_at=float(c["created_at"][row]),
             accessed_at=float(c["accessed_at"][row]),
@@ -256,18 +275,35 @@ class Palace:
         source: str | None = None,
         source_file: str | None = None,
     ) -> Drawer:
-        """Change a drawer in place (its id is kept) and return it; new text is re-indexed."""
+        """Change a drawer and return it; new text is re-indexed and re-embedded.
+
+        Identity follows content: new text gives the drawer the id of its new text (so the old
+        text can be added again as a drawer of its own), and the old id stays an alias that
+        still finds it. Everything is checked before anything changes: text that another
+        drawer of the room already holds is refused. Cost: one embedding for new text, plus
+        O(edges of the drawer) to re-point them.
+        """
         row = self.row(drawer_id)
+        if importance is not None and not 0.0 <= importance <= 1.0:
+            raise ValidationError("importance must be between 0 and 1")
+        new_id = None
+        if content is not None and content != self.drawers.content[row]:
+            _check_content(content)
+            s = self.drawers
+            new_id = drawer_id_of(content, s.wing[row], s.room[row], s.key[row])
+            if new_id in s.row_of and s.row_of[new_id] != row:
+                raise ValidationError(
+                    f"drawer {new_id} in {s.wing[row]}/{s.room[row]} already holds that text; "
+                    "delete one of the two instead")
         if importance is not None:
-            if not 0.0 <= importance <= 1.0:
-                raise ValidationError("importance must be between 0 and 1")
             self.drawers.columns["importance"][row] = importance
         if source is not None:
             self.drawers.source[row] = source
         if source_file is not None:
             self.drawers.source_file[row] = source_file
-        if content is not None and content != self.drawers.content[row]:
-            _check_content(content)
+        if new_id is not None:
+            assert content is not None
+            self._rename_drawer(row, new_id)
             self.drawers.content[row] = content
             self.text_index.add(row, content)
             if self.embedder is not None:
@@ -275,15 +311,24 @@ class Palace:
             else:
                 self.drawers.set_vector(row, np.zeros(self.drawers.dim, np.float32))
         self.drawers.columns["accessed_at"][row] = float(self.clock())
-        return self.drawer(drawer_id)
+        return self.drawer(self.drawers.ids[row])
+
+    def _rename_drawer(self, row: int, new_id: str) -> None:
+        """Move the drawer at ``row`` to ``new_id``: store, edges and diary follow; the old id
+        becomes an alias. Cost: O(edges of the drawer)."""
+        old = self.drawers.rename(row, new_id)
+        self.edges.rename_node(old, new_id)
+        self.diaries.rename(old, new_id)
 
     def delete_drawer(self, drawer_id: str) -> None:
         """Remove a drawer, its edges, its vector and its text from every index."""
         row = self.row(drawer_id)
-        for edge in self.edges.touching(drawer_id):
+        current = self.drawers.ids[row]  # ``drawer_id`` may be an id it had before an edit
+        assert current is not None
+        for edge in self.edges.touching(current):
             self.edges.remove(edge)
         self.text_index.remove(row)
-        self.drawers.remove(drawer_id)
+        self.drawers.remove(current)
 
     def embed_rows(self, rows: np.ndarray, batch: int = 64,
                    progress: Progress | None = None) -> int:

@@ -707,7 +707,7 @@ class Provenance:
     def _slice_turn(self, t: Any, pick: Selection, with_content: bool) -> SliceTurn:
         text = None
         if with_content:
-            row = self.palace.drawers.row_of.get(t.drawer_id)
+            row = self.palace.drawers.lookup(t.drawer_id)
             if row is not None:
                 stored = self.palace.drawers.content[row]
                 text = stored if content_hash(stored) == t.content_hash else None

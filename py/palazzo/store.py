@@ -114,6 +114,10 @@ class DrawerStore:
         self.closet: list[str | None] = []
         self.source: list[str] = []
         self.source_file: list[str] = []
+        self.key: list[str] = []  # identity keys ("" for most drawers): see model.drawer_id
+        # Ids a drawer had before its text was edited -> its id now (references made with the
+        # old id, such as a conversation turn's drawer, still find it).
+        self.aliases: dict[str, str] = {}
         self.alive = np.zeros(capacity, dtype=bool)
         self.has_vector = np.zeros(capacity, dtype=bool)
         self.vectors = np.zeros((capacity, dim), dtype=np.float32)
@@ -139,7 +143,7 @@ class DrawerStore:
         self.columns = {k: _grow(v, capacity) for k, v in self.columns.items()}
 
     def add(self, drawer_id: str, content: str, wing: str, room: str, closet: str | None,
-            source: str, source_file: str, numbers: dict[str, float]) -> int:
+            source: str, source_file: str, numbers: dict[str, float], key: str = "") -> int:
         """Store a new drawer and return its row (a freed row is reused first). O(1) amortised."""
         if self.free:
             row = self.free.pop()
@@ -148,9 +152,10 @@ class DrawerStore:
             self.size += 1
             self._ensure(self.size)
             for column in (self.ids, self.content, self.wing, self.room, self.closet,
-                           self.source, self.source_file):
+                           self.source, self.source_file, self.key):
                 column.append(None)  # type: ignore[arg-type]
         self.row_of[drawer_id] = row
+        self.aliases.pop(drawer_id, None)  # an edited drawer's old text is back as its own
         self.ids[row] = drawer_id
         self.content[row] = content
         self.wing[row] = wing
@@ -158,6 +163,7 @@ class DrawerStore:
         self.closet[row] = closet
         self.source[row] = source
         self.source_file[row] = source_file
+        self.key[row] = key
         self.alive[row] = True
         self.has_vector[row] = False
         self.vectors[row] = 0.0
@@ -165,11 +171,38 @@ class DrawerStore:
             self.columns[name][row] = numbers.get(name, 0.0)
         return row
 
+    def lookup(self, drawer_id: str) -> int | None:
+        """Return the row of ``drawer_id`` (a current id or an alias of one), or None. O(1)."""
+        row = self.row_of.get(drawer_id)
+        if row is None and drawer_id in self.aliases:
+            row = self.row_of.get(self.aliases[drawer_id])
+        return row
+
+    def rename(self, row: int, new_id: str) -> str:
+        """Give the drawer at ``row`` the id ``new_id`` (which must be free); its old id
+        becomes an alias of the new one, and aliases of the old id follow. Returns the old
+        id. O(aliases of the old id)."""
+        old = self.ids[row]
+        assert old is not None and new_id not in self.row_of
+        del self.row_of[old]
+        self.row_of[new_id] = row
+        self.ids[row] = new_id
+        self.aliases.pop(new_id, None)  # edited back to an earlier text: that id is real again
+        for alias, target in list(self.aliases.items()):
+            if target == old:
+                self.aliases[alias] = new_id
+        self.aliases[old] = new_id
+        return old
+
     def remove(self, drawer_id: str) -> int:
-        """Delete a drawer and return the row it had; the row is zeroed and freed. O(1)."""
+        """Delete a drawer and return the row it had; the row is zeroed and freed; aliases
+        of it go too. O(1) plus O(aliases) when it had any."""
         row = self.row_of.pop(drawer_id)
+        if drawer_id in self.aliases.values():
+            self.aliases = {a: t for a, t in self.aliases.items() if t != drawer_id}
         self.ids[row] = None
         self.content[row] = ""
+        self.key[row] = ""
         self.alive[row] = False
         self.has_vector[row] = False
         self.vectors[row] = 0.0
@@ -299,6 +332,21 @@ class EdgeTable:
         self.out[self.src[i]].remove(i)
         self.inc[self.dst[i]].remove(i)
         del self.index[(self.kind[i].value, self.src[i], self.dst[i])]
+
+    def rename_node(self, old: str, new: str) -> None:
+        """Re-point every live edge at ``old`` to ``new``, keeping kind, props and every
+        float column (pheromones, costs). Cost: O(edges touching ``old``)."""
+        for i in self.touching(old):
+            if not self.alive[i]:
+                continue
+            kind, props = self.kind[i], self.props[i]
+            src = new if self.src[i] == old else self.src[i]
+            dst = new if self.dst[i] == old else self.dst[i]
+            values = {n: float(self.columns[n][i]) for n in EDGE_FLOATS}
+            self.remove(i)
+            j = self.add(kind, src, dst, props)
+            for n, v in values.items():
+                self.columns[n][j] = v
 
     def touching(self, node: str) -> list[int]:
         """Return the live edges that leave or enter ``node``."""

@@ -6,8 +6,10 @@ import pytest
 
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import NotFound, ValidationError
+from palazzo.model import drawer_id
 from palazzo.ops import catalog
 from palazzo.palace import Palace
+from palazzo.palacefile import export_palace
 
 REQUIRED = {"palace_status", "list_wings", "list_rooms", "get_taxonomy", "add_wing",
             "add_room", "add_drawer", "get_drawer", "update_drawer", "delete_drawer",
@@ -55,11 +57,15 @@ def test_drawer_lifecycle(palace):
     did = palace.call("add_drawer", {"wing": "w", "room": "r", "content": "v1"})["drawer_id"]
     assert palace.call("get_drawer", {"drawer_id": did})["drawer"]["content"] == "v1"
     updated = palace.call("update_drawer", {"drawer_id": did, "content": "v2 text"})
-    assert updated["drawer"]["id"] == did and updated["drawer"]["content"] == "v2 text"
-    assert palace.call("delete_drawer", {"drawer_id": did}) == {"drawer_id": did,
+    new = updated["drawer"]["id"]
+    assert new == drawer_id("v2 text", "w", "r") != did
+    assert updated["drawer"]["content"] == "v2 text"
+    assert palace.call("get_drawer", {"drawer_id": did})["drawer"]["id"] == new  # old id finds it
+    assert palace.call("delete_drawer", {"drawer_id": did}) == {"drawer_id": new,
                                                                 "deleted": True}
-    with pytest.raises(NotFound):
-        palace.call("get_drawer", {"drawer_id": did})
+    for gone in (did, new):
+        with pytest.raises(NotFound):
+            palace.call("get_drawer", {"drawer_id": gone})
     with pytest.raises(ValidationError):
         palace.call("add_drawer", {"wing": "w", "room": "r"})
 
@@ -151,3 +157,52 @@ def test_list_drawers_newest_first_with_paging_and_clear_errors():
         p.call("list_drawers", {"wing": "w", "room": "nowhere"})
     with pytest.raises(ValidationError):
         p.call("list_drawers", {"room": "r"})
+
+
+def test_edited_text_can_be_added_again():
+    """Identity follows content: after friday -> monday, the friday text is new again."""
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 1.0)
+    did = p.call("add_drawer", {"wing": "w", "room": "r",
+                                "content": "the launch is on friday"})["drawer_id"]
+    out = p.call("bulk_replace", {"find": "friday", "replace": "monday"})
+    assert out["changed"] == 1
+    again = p.call("add_drawer", {"wing": "w", "room": "r", "content": "the launch is on friday"})
+    assert again == {"drawer_id": did, "created": True}
+    monday = drawer_id("the launch is on monday", "w", "r")
+    assert p.call("get_drawer", {"drawer_id": monday})["drawer"]["content"].endswith("monday")
+    assert p.drawer_aliases == {}  # did is a drawer of its own again, no longer an alias
+
+
+def test_an_edit_that_would_merge_two_drawers_is_refused_whole():
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 1.0)
+    a = p.call("add_drawer", {"wing": "w", "room": "r", "content": "meet on friday"})
+    p.call("add_drawer", {"wing": "w", "room": "r", "content": "meet on monday"})
+    p.call("add_drawer", {"wing": "w", "room": "r", "content": "call on friday"})
+    before = export_palace(p, exported_at=0.0)
+    with pytest.raises(ValidationError, match="same text"):
+        p.call("bulk_replace", {"find": "friday", "replace": "monday"})
+    assert export_palace(p, exported_at=0.0) == before
+    with pytest.raises(ValidationError, match="already holds"):
+        p.call("update_drawer", {"drawer_id": a["drawer_id"], "content": "meet on monday"})
+    assert export_palace(p, exported_at=0.0) == before
+
+
+def test_edges_pheromones_and_diaries_follow_a_renamed_drawer():
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 1.0, similar_threshold=0.0)
+    a = p.call("add_drawer", {"wing": "w", "room": "r", "content": "alpha beta gamma"})
+    b = p.call("add_drawer", {"wing": "w", "room": "r", "content": "alpha beta delta"})
+    p.call("add_agent", {"name": "scribe", "focus": "notes"})
+    entry = p.call("diary_write", {"agent": "scribe", "text": "alpha beta note"})
+    old_edges = {(p.edges.kind[i], p.edges.src[i], p.edges.dst[i]) for i in p.edges.live()}
+    new = p.call("update_drawer", {"drawer_id": a["drawer_id"],
+                                   "content": "alpha beta gamma!"})["drawer"]["id"]
+    edges = {(p.edges.kind[i], p.edges.src[i], p.edges.dst[i]) for i in p.edges.live()}
+    assert edges == {(k, new if s == a["drawer_id"] else s, new if d == a["drawer_id"] else d)
+                     for k, s, d in old_edges}
+    assert not p.edges.touching(a["drawer_id"])
+    assert b["drawer_id"] in {p.edges.src[i] for i in p.edges.touching(new)} | \
+        {p.edges.dst[i] for i in p.edges.touching(new)}
+    d_new = p.call("update_drawer", {"drawer_id": entry["entry"]["drawer_id"],
+                                     "content": "alpha beta note, edited"})["drawer"]["id"]
+    read = p.call("diary_read", {"agent": "scribe"})
+    assert [e["drawer_id"] for e in read["entries"]] == [d_new]

@@ -73,13 +73,15 @@ def test_delete_removes_the_drawer_from_every_index():
     assert all(gone not in (p.edges.src[i], p.edges.dst[i]) for i in p.edges.live())
 
 
-def test_update_keeps_the_id_and_reindexes_the_text():
+def test_update_gives_new_text_its_id_and_reindexes_it():
     p = make()
     did, _ = p.add_drawer("w", "r", "the cat sat")
     d = p.update_drawer(did, content="the dog barked", importance=0.9)
-    assert d.id == did and d.content == "the dog barked" and d.importance == 0.9
+    assert d.id == drawer_id("the dog barked", "w", "r") != did
+    assert d.content == "the dog barked" and d.importance == 0.9
+    assert p.drawer(did).id == d.id  # the old id is an alias
     hits = p.call("search", {"query": "dog", "mode": "bm25"})["results"]
-    assert hits[0]["drawer_id"] == did
+    assert hits[0]["drawer_id"] == d.id
     assert p.call("search", {"query": "cat", "mode": "bm25"})["results"] == []
 
 
