@@ -135,10 +135,21 @@ def _embed(d, args) -> None:
 
     bar = ProgressBar("embedding", getattr(args, "progress", False))
     last = None
-    for last in embedding_steps(d.call, 64):
+    steps = embedding_steps(d.call, 64)
+    for last in steps:
         bar(last[0], last[1])
     if last is not None:
         print(f"embedded {last[0]} drawers with {last[2]}")
+        _print_no_vector(steps.no_vector)
+
+
+def _print_no_vector(report: dict) -> None:
+    """Name the drawers that got no vector (the first ones, and how many in all)."""
+    count = report.get("count", 0)
+    if count:
+        ids = report["drawer_ids"]
+        more = f", and {count - len(ids)} more" if count > len(ids) else ""
+        print(f"{count} drawers got no vector ({report['reason']}): {', '.join(ids)}{more}")
 
 
 def _reindex(args) -> int:
@@ -146,6 +157,7 @@ def _reindex(args) -> int:
     if args.force:
         out = d.call("reindex", {"force": True})
         print(f"embedded {out['embedded']} drawers with {out['embedder']}")
+        _print_no_vector(out["no_vector"])
     else:
         _embed(d, args)
     return 0

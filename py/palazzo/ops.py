@@ -298,6 +298,19 @@ def _check_replace_ids(palace: Palace, changed: list[tuple[str, str]]) -> None:
 
 
 def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
+    """Embed the live drawers that lack a vector (every live drawer with ``force``); return
+    the vectors written (``embedded``), the drawers not tried yet (``remaining``) and the
+    drawers tried that got no vector (``no_vector``: count, the first ids, the reason).
+
+    Counts come from ``has_vector`` after embedding, not from the rows handed to the
+    embedder: a text with no token the embedder can read ("no", "d" for the hashing
+    embedder) gets the zero vector, which is no vector. Such drawers stay missing, so with
+    ``limit`` (a host embedding in steps) a step goes on past them until it has written
+    ``limit`` vectors or tried every drawer: each step either makes progress or ends with
+    ``remaining`` 0, and a host's loop over steps always ends. Cost: embedding the tried
+    drawers; with ``limit`` at most ``limit - 1`` more than asked, plus the drawers that
+    cannot get a vector, which every step tries again (cheap: they have no features).
+    """
     if palace.embedder is None:
         raise ValidationError("this palace has no embedder to reindex with")
     s = palace.drawers
@@ -314,12 +327,22 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     if not args.get("force", False):
         rows = rows[~s.has_vector[rows]]
     todo = len(rows)
-    if "limit" in args:  # a host embedding in steps, to show progress between them
-        rows = rows[: args["limit"]]
-    done = palace.embed_rows(rows)
-    return {"embedded": done, "remaining": todo - done, "embedder": palace.embedder.name,
+    step = args.get("limit", max(todo, 1))
+    written, tried, failed = 0, 0, []
+    while tried < todo and written < step:
+        batch = rows[tried : tried + step]
+        palace.embed_rows(batch)
+        got = s.has_vector[batch]
+        written += int(got.sum())
+        failed.extend(int(r) for r in batch[~got])
+        tried += len(batch)
+    listed = 20
+    return {"embedded": written, "remaining": todo - tried, "embedder": palace.embedder.name,
             "fingerprint": palace.embedder.fingerprint,
-            "total_embedded": int(s.has_vector[: s.size].sum())}
+            "total_embedded": int(s.has_vector[: s.size].sum()),
+            "no_vector": {"count": len(failed),
+                          "drawer_ids": [s.ids[r] for r in failed[:listed]],
+                          "reason": "no token the embedder can read" if failed else None}}
 
 
 def _export(palace: Palace, args: dict[str, Any]) -> Result:

@@ -91,3 +91,28 @@ def test_a_bad_palace_file_is_refused_and_changes_nothing(palace, capsys, tmp_pa
     code, _, err = run(capsys, "import", str(bad))
     assert code == 1 and "palace.name is missing" in err
     assert json.loads(run(capsys, "status")[1])["palace"]["drawers"] == 1
+
+
+def test_import_and_reindex_count_the_vectors_written_and_name_drawers_without_one(
+        palace, capsys, tmp_path):
+    from palazzo.palace import Palace
+    from palazzo.palacefile import export_palace
+
+    bare = Palace(clock=lambda: 0.0)
+    ids = {bare.add_drawer("chat", "t", text)[0] for text in ("no", "d")}
+    for text in ("The launch is on friday.", "Basil needs sun."):
+        bare.add_drawer("chat", "t", text)
+    doc = tmp_path / "chat.json"
+    doc.write_text(json.dumps(export_palace(bare, vectors=None, exported_at=0.0)))
+    code, out, _ = run(capsys, "import", str(doc))
+    assert code == 0 and "embedded 2 drawers with hash" in out
+    said = out.splitlines()[-1]
+    assert said.startswith("2 drawers got no vector (no token the embedder can read): ")
+    assert set(said.split(": ")[1].split(", ")) == ids
+    status = json.loads(run(capsys, "status")[1])["palace"]
+    assert (status["drawers"], status["embedded"]) == (4, 2)
+    code, out, _ = run(capsys, "reindex")
+    assert code == 0 and out.splitlines()[0] == "embedded 0 drawers with hash"
+    assert "2 drawers got no vector" in out
+    code, out, _ = run(capsys, "reindex", "--force")
+    assert code == 0 and out.splitlines()[0] == "embedded 2 drawers with hash"
