@@ -1,13 +1,30 @@
 """The palace JSON file: one versioned envelope holding everything a palace is.
 
-``{"format": "palazzo", "version": 1, "exported_at": …, "palace": {…}}`` with every wing,
-room, closet, drawer (verbatim text, metadata, pheromones), edge (costs, pheromones), entity
-and agent, and optionally the embedding matrix (base64 float16 or float32) with the embedder
-that made it, plus the chunk vectors of long drawers (``chunk_vectors``: drawer ids repeated
-once a chunk, in chunk order, and the matrix in the same dtype and dim as ``vectors``).
+``{"format": "palazzo", "version": 2, "exported_at": …, "palace": {…}}`` with every wing,
+room, closet, drawer (verbatim text, identity ``key`` when it has one, metadata, pheromones),
+the ids edited drawers had before (``drawer_aliases``: old id -> current id), edge (costs,
+pheromones), entity and agent, and optionally the embedding matrix (base64 float16 or
+float32) with the embedder that made it, plus the chunk vectors of long drawers
+(``chunk_vectors``: drawer ids repeated once a chunk, in chunk order, and the matrix in the
+same dtype and dim as ``vectors``).
+
 Reading validates the whole file before anything is built, so a malformed, truncated or
 hostile file is refused with the place it went wrong, and the open palace is never touched
-(the caller swaps in the new palace only on success).
+(the caller swaps in the new palace only on success). What a file must hold to be read:
+
+- every number finite and within float range (no NaN, Infinity, ``1e400``, 400-digit
+  integers), every text valid Unicode (no lone surrogates), object keys strings;
+- names as the operations accept them (:func:`palazzo.model.clean_name`), drawer texts and
+  keys within the limits ``add_drawer`` enforces, the palace name a clean name;
+- no duplicate wing, room, closet, entity, agent, drawer or edge (kind, src, dst);
+- every drawer id equal to ``drawer_id(content, wing, room, key)``;
+- exactly one hierarchy edge into every wing, room, closet and drawer, from its own parent
+  (so no reversed edge, self-loop or orphan);
+- pheromones and costs non-negative; vectors of unit length (what embedders make).
+
+Version 1 files (before drawer keys) are still read: a drawer whose id is not that of its
+text there was edited when ids did not follow text; it is given the id of its text, and its
+old id becomes an alias, as an edit does now.
 """
 
 from __future__ import annotations
@@ -15,6 +32,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +44,9 @@ from palazzo.diary import Diaries
 from palazzo.errors import ImportRejected, PalazzoError
 from palazzo.kg import KnowledgeGraph
 from palazzo.model import (
+    HIERARCHY,
+    MAX_KEY,
+    MAX_NAME,
     PALACE_ID,
     Agent,
     Closet,
@@ -35,6 +56,7 @@ from palazzo.model import (
     Wing,
     clean_name,
     closet_id,
+    drawer_id,
     room_id,
     wing_id,
 )
@@ -43,7 +65,8 @@ from palazzo.provenance import Provenance
 from palazzo.store import DRAWER_FLOATS, EDGE_FLOATS
 
 FORMAT = "palazzo"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # file versions this module reads (1: before drawer keys and aliases)
 VECTOR_DTYPES = {"float16": np.float16, "float32": np.float32}
 MAX_FILE_CHARS = 2_000_000_000
 
@@ -64,6 +87,8 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
             "id": s.ids[r], "wing": s.wing[r], "room": s.room[r], "closet": s.closet[r],
             "content": s.content[r], "source": s.source[r], "source_file": s.source_file[r],
         }
+        if s.key[r]:
+            d["key"] = s.key[r]
         d.update({name: float(s.columns[name][r]) for name in DRAWER_FLOATS})
         drawers.append(d)
     edges = []
@@ -91,6 +116,7 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
                     "created_at": a.created_at, "state": a.state}
                    for a in palace.agents.values()],
         "drawers": drawers,
+        "drawer_aliases": dict(sorted(palace.drawer_aliases.items())),
         "edges": edges,
         "vectors": None,
         "chunk_vectors": None,
@@ -162,7 +188,7 @@ class _Check:
 
     @staticmethod
     def text(d: dict[str, Any], key: str, where: str, default: str | None = None,
-             nullable: bool = False) -> Any:
+             nullable: bool = False, limit: int = MAX_CONTENT) -> Any:
         if key not in d:
             if default is not None or nullable:
                 return default
@@ -172,6 +198,8 @@ class _Check:
             return None
         if not isinstance(value, str):
             raise ImportRejected(f"{where}.{key} must be a string")
+        if len(value) > limit:
+            raise ImportRejected(f"{where}.{key} is longer than {limit} characters")
         return value
 
     @staticmethod
@@ -184,13 +212,17 @@ class _Check:
         value = d[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ImportRejected(f"{where}.{key} must be a number")
-        if not math.isfinite(value) or not lo <= value <= hi:
-            raise ImportRejected(f"{where}.{key} is out of range ({value})")
-        return float(value)
+        try:
+            number = float(value)  # an integer past float range raises here
+        except OverflowError:
+            raise ImportRejected(f"{where}.{key} is out of range (beyond float range)") from None
+        if not math.isfinite(number) or not lo <= number <= hi:
+            raise ImportRejected(f"{where}.{key} is out of range ({number})")
+        return number
 
     @staticmethod
     def name(d: dict[str, Any], key: str, where: str, what: str) -> str:
-        value = _Check.text(d, key, where)
+        value = _Check.text(d, key, where, limit=MAX_CONTENT)
         try:
             cleaned = clean_name(value, what)
         except PalazzoError as err:
@@ -198,6 +230,59 @@ class _Check:
         if cleaned != value:
             raise ImportRejected(f"{where}.{key} is not a normalised {what} name")
         return value
+
+
+def _bad_leaf(value: Any) -> str | None:
+    """Return why the JSON leaf ``value`` cannot be kept (None when it can)."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"is not a finite number ({value})"
+    if isinstance(value, int) and not isinstance(value, bool) and \
+            not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        return "is an integer beyond float range"
+    if isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
+        return "is not valid Unicode text (it holds a lone surrogate)"
+    return None
+
+
+_FLOAT_MAX = int(np.finfo(np.float64).max)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scan(doc: Any) -> None:
+    """Raise ImportRejected naming the first number that is not finite or beyond float range,
+    text that is not valid Unicode, or object key that is not a string, anywhere in ``doc``.
+
+    Every section reader then sees only values it can do arithmetic on and encode, whatever
+    parsed the file (``json.loads`` reads ``NaN``, ``Infinity`` and ``1e400``). The walk has
+    no recursion (a document made in Python may nest deeper than a parsed one) and keeps no
+    paths; the path is found by a second walk only when something is wrong. Cost: O(values).
+    """
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) for k in value):
+                break
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif _bad_leaf(value) is not None:
+            break
+    else:
+        return
+    # Something is wrong: walk again in document order, keeping paths, to name it.
+    paths: list[tuple[Any, str]] = [(doc, "file")]
+    while paths:
+        value, at = paths.pop()
+        if isinstance(value, dict):
+            for k in value:
+                if not isinstance(k, str):
+                    raise ImportRejected(f"{at} has a key that is not a string ({k!r})")
+            paths.extend((v, f"{at}.{k}") for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            paths.extend((v, f"{at}[{i}]") for i, v in reversed(list(enumerate(value))))
+        elif (why := _bad_leaf(value)) is not None:
+            raise ImportRejected(f"{at.replace('file.palace', 'palace', 1)} {why}")
 
 
 def parse(text: str | bytes) -> dict[str, Any]:
@@ -213,18 +298,21 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
     ``make_palace(name=…, seed=…, similar_threshold=…, similar_limit=…)`` creates the empty
     palace (the caller supplies clock and embedder). Vectors are restored only when their
     fingerprint matches that embedder's; otherwise those drawers are left for ``reindex``.
-    Raises ImportRejected with the path of the first problem.
+    Raises ImportRejected with the path of the first problem (what is checked: the module
+    docstring). Cost: O(size of the file), with one sha256 over every drawer's text.
     """
     c = _Check
     env = c.obj(doc, "file")
     if env.get("format") != FORMAT:
         raise ImportRejected("file.format must be 'palazzo' (this is not a palazzo palace file)")
     version = env.get("version")
-    if version != VERSION:
-        raise ImportRejected(f"file.version {version!r} is not supported (this palazzo reads 1)")
+    if isinstance(version, bool) or version not in READS:
+        raise ImportRejected(f"file.version {version!r} is not supported (this palazzo reads "
+                             f"{', '.join(map(str, READS))})")
+    _scan(env)
     body = c.obj(env.get("palace"), "file.palace")
     where = "palace"
-    name = c.text(body, "name", where)
+    name = c.name(body, "name", where, "palace")
     settings = c.obj(body.get("settings", {}), f"{where}.settings")
     threshold = settings.get("similar_threshold", 0.9)
     if threshold is not None:
@@ -236,8 +324,9 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
             raise ImportRejected(f"{where}.settings.chunk_size must be an integer or null")
         c.num(settings, "chunk_size", f"{where}.settings", lo=100, hi=MAX_CONTENT)
     seed = body.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ImportRejected(f"{where}.seed must be a non-negative integer")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ImportRejected(f"{where}.seed must be an integer from 0 to 2**63 - 1")
+    created_at = c.num(body, "created_at", where, 0.0)
 
     wings = []
     for i, w in enumerate(c.arr(body.get("wings", []), f"{where}.wings")):
@@ -273,14 +362,18 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
             raise ImportRejected(f"{at}: no room {closet.wing!r}/{closet.room!r} in the file")
         closets.append(closet)
     closet_keys = {(x.wing, x.room, x.name) for x in closets}
+    if len(closet_keys) != len(closets):
+        raise ImportRejected(f"{where}.closets has duplicates")
 
     entities = []
     for i, e in enumerate(c.arr(body.get("entities", []), f"{where}.entities")):
         at = f"{where}.entities[{i}]"
         e = c.obj(e, at)
-        entities.append(Entity(c.text(e, "id", at), c.text(e, "name", at),
-                               c.text(e, "type", at, "concept"),
+        entities.append(Entity(c.text(e, "id", at, limit=MAX_CONTENT),
+                               c.text(e, "name", at), c.text(e, "type", at, "concept"),
                                c.obj(e.get("properties", {}), f"{at}.properties")))
+    if len({e.id for e in entities}) != len(entities):
+        raise ImportRejected(f"{where}.entities has duplicate ids")
     agents = []
     for i, a in enumerate(c.arr(body.get("agents", []), f"{where}.agents")):
         at = f"{where}.agents[{i}]"
@@ -289,43 +382,54 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
                             c.text(a, "focus", at, ""), c.text(a, "archetype", at, "balanced"),
                             c.num(a, "created_at", at, 0.0),
                             c.obj(a.get("state", {}), f"{at}.state")))
+    if len({a.id for a in agents}) != len(agents):
+        raise ImportRejected(f"{where}.agents has duplicate ids")
 
-    drawers = []
+    drawers = [_read_drawer(c.obj(d, f"{where}.drawers[{i}]"), f"{where}.drawers[{i}]",
+                            version)
+               for i, d in enumerate(c.arr(body.get("drawers", []), f"{where}.drawers"))]
+    taken = {rec["id"] for rec in drawers if "stale" not in rec}
+    for rec in drawers:
+        if "stale" in rec and rec["id"] in taken:
+            # A version 1 drawer edited to the text of another drawer of its room: both are
+            # kept, this one keyed by its old id.
+            rec["key"] = rec["stale"]
+            rec["id"] = drawer_id(rec["content"], rec["wing"], rec["room"], rec["key"])
     seen: set[str] = set()
-    for i, d in enumerate(c.arr(body.get("drawers", []), f"{where}.drawers")):
+    renamed: dict[str, str] = {}  # version 1: stale id -> the id of the drawer's text
+    for i, rec in enumerate(drawers):
         at = f"{where}.drawers[{i}]"
-        d = c.obj(d, at)
-        rec = {
-            "id": c.text(d, "id", at),
-            "wing": c.name(d, "wing", at, "wing"),
-            "room": c.name(d, "room", at, "room"),
-            "closet": (None if d.get("closet") is None
-                       else c.name(d, "closet", at, "closet")),
-            "content": c.text(d, "content", at),
-            "source": c.text(d, "source", at, ""),
-            "source_file": c.text(d, "source_file", at, ""),
-        }
-        for key in DRAWER_FLOATS:
-            hi = 1.0 if key == "importance" else math.inf
-            lo = 0.0 if key == "importance" else -math.inf
-            rec[key] = c.num(d, key, at, 0.5 if key == "importance" else 0.0, lo, hi)
-        if not rec["content"].strip():
-            raise ImportRejected(f"{at}.content must not be empty")
-        if rec["id"] in seen:
-            raise ImportRejected(f"{at}.id {rec['id']!r} appears twice")
         if (rec["wing"], rec["room"]) not in room_keys:
             raise ImportRejected(f"{at}: no room {rec['wing']!r}/{rec['room']!r} in the file")
         closet = (rec["wing"], rec["room"], rec["closet"])
         if rec["closet"] is not None and closet not in closet_keys:
             raise ImportRejected(f"{at}.closet: no closet {rec['closet']!r} in that room")
+        if rec["id"] in seen:
+            raise ImportRejected(f"{at}.id {rec['id']!r} appears twice")
         seen.add(rec["id"])
-        drawers.append(rec)
+        if "stale" in rec:
+            if rec["stale"] in renamed:
+                raise ImportRejected(f"{at}.id {rec['stale']!r} appears twice")
+            renamed[rec["stale"]] = rec["id"]
+    if not seen.isdisjoint(renamed):
+        raise ImportRejected(f"{where}.drawers: id {min(seen & set(renamed))!r} is both a "
+                             "drawer's own id and the old id of another one")
+    aliases = _read_aliases(body.get("drawer_aliases", {}), seen, renamed,
+                            f"{where}.drawer_aliases")
 
-    nodes = {PALACE_ID, *seen, *(wing_id(w) for w in wing_names),
-             *(room_id(*k) for k in room_keys), *(closet_id(*k) for k in closet_keys),
-             *(e.id for e in entities), *(a.id for a in agents)}
+    # node -> (the hierarchy edge that must lead into it, from which parent)
+    into = {wing_id(w): (EdgeKind.HAS_WING, PALACE_ID) for w in wing_names}
+    into.update({room_id(*k): (EdgeKind.HAS_ROOM, wing_id(k[0])) for k in room_keys})
+    into.update({closet_id(*k): (EdgeKind.HAS_CLOSET, room_id(k[0], k[1]))
+                 for k in closet_keys})
+    into.update({rec["id"]: (EdgeKind.HAS_DRAWER, room_id(rec["wing"], rec["room"])
+                             if rec["closet"] is None
+                             else closet_id(rec["wing"], rec["room"], rec["closet"]))
+                 for rec in drawers})
+    nodes = {PALACE_ID, *into, *(e.id for e in entities), *(a.id for a in agents)}
     edges = []
     kinds = {k.value: k for k in EdgeKind}
+    keys: set[tuple[str, str, str]] = set()
     for i, e in enumerate(c.arr(body.get("edges", []), f"{where}.edges")):
         at = f"{where}.edges[{i}]"
         e = c.obj(e, at)
@@ -335,18 +439,31 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
         rec = {"kind": kinds[kind], "src": c.text(e, "src", at), "dst": c.text(e, "dst", at),
                "props": c.obj(e.get("props", {}), f"{at}.props")}
         for end in ("src", "dst"):
+            rec[end] = renamed.get(rec[end], rec[end])
             if rec[end] not in nodes:
                 raise ImportRejected(f"{at}.{end}: no node {rec[end]!r} in the file")
-        for key in EDGE_FLOATS:
-            rec[key] = c.num(e, key, at, 1.0 if "cost" in key else 0.0, 0.0)
+        key = (kind, rec["src"], rec["dst"])
+        if key in keys:
+            raise ImportRejected(f"{at}: a second {kind} edge from {key[1]!r} to {key[2]!r}")
+        keys.add(key)
+        if rec["kind"] in HIERARCHY and into.get(rec["dst"]) != (rec["kind"], rec["src"]):
+            raise ImportRejected(f"{at}: a {kind} edge from {rec['src']!r} to {rec['dst']!r} "
+                                 "is not one of the hierarchy (parent down to child)")
+        for col in EDGE_FLOATS:
+            rec[col] = c.num(e, col, at, 1.0 if "cost" in col else 0.0, 0.0)
         edges.append(rec)
+    for node, (kind, up) in into.items():
+        if (kind.value, up, node) not in keys:
+            raise ImportRejected(f"{where}.edges: {node!r} has no {kind.value} edge from "
+                                 f"{up!r} (an orphan)")
 
-    vectors = _read_vectors(body.get("vectors"), seen, f"{where}.vectors")
-    chunk_vectors = _read_chunks(body.get("chunk_vectors"), vectors, f"{where}.chunk_vectors")
+    vectors = _read_vectors(body.get("vectors"), seen, renamed, f"{where}.vectors")
+    chunk_vectors = _read_chunks(body.get("chunk_vectors"), vectors, renamed,
+                                 f"{where}.chunk_vectors")
 
     palace = make_palace(name=name, seed=seed, similar_threshold=threshold,
                          similar_limit=limit, chunk_size=chunk_size)
-    palace.created_at = c.num(body, "created_at", where, 0.0)
+    palace.created_at = created_at
     for w in wings:
         palace.wings[w.name] = w
     for r in rooms:
@@ -358,8 +475,9 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
     for rec in drawers:
         row = palace.drawers.add(rec["id"], rec["content"], rec["wing"], rec["room"],
                                  rec["closet"], rec["source"], rec["source_file"],
-                                 {k: rec[k] for k in DRAWER_FLOATS})
+                                 {k: rec[k] for k in DRAWER_FLOATS}, key=rec["key"])
         palace.text_index.add(row, rec["content"])
+    palace.drawer_aliases = aliases
     for rec in edges:
         i = palace.edges.add(rec["kind"], rec["src"], rec["dst"], rec["props"])
         for key in EDGE_FLOATS:
@@ -386,11 +504,70 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
                                                    f"{where}.conversations")
     palace.provenance = Provenance.from_json(palace, body.get("provenance", {}),
                                              f"{where}.provenance")
-    palace.diaries = Diaries.from_json(palace, body.get("diaries", []), f"{where}.diaries")
+    diaries = body.get("diaries", [])
+    if renamed and isinstance(diaries, list):  # version 1: entries follow their drawer
+        diaries = [{**x, "drawer_id": renamed.get(x.get("drawer_id"), x.get("drawer_id"))}
+                   if isinstance(x, dict) and isinstance(x.get("drawer_id"), str) else x
+                   for x in diaries]
+    palace.diaries = Diaries.from_json(palace, diaries, f"{where}.diaries")
     return palace
 
 
-def _read_vectors(value: Any, ids: set[str], where: str) -> dict[str, Any] | None:
+def _read_drawer(d: dict[str, Any], at: str, version: int) -> dict[str, Any]:
+    """Return the checked drawer record ``d`` (without its place in rooms and closets).
+
+    Its id must be the id of its text (``drawer_id``). In a version 1 file a drawer with
+    another id was edited when ids did not follow text: it gets the id of its text and the
+    record keeps the old one as ``stale``. Cost: one sha256 of the text.
+    """
+    c = _Check
+    rec = {
+        "id": c.text(d, "id", at, limit=MAX_NAME),
+        "wing": c.name(d, "wing", at, "wing"),
+        "room": c.name(d, "room", at, "room"),
+        "closet": None if d.get("closet") is None else c.name(d, "closet", at, "closet"),
+        "content": c.text(d, "content", at, limit=MAX_CONTENT),
+        "key": c.text(d, "key", at, "", limit=MAX_KEY),
+        "source": c.text(d, "source", at, ""),
+        "source_file": c.text(d, "source_file", at, ""),
+    }
+    if "key" in d and not rec["key"]:
+        raise ImportRejected(f"{at}.key must not be empty (leave it out instead)")
+    for key in DRAWER_FLOATS:
+        if key == "importance":
+            rec[key] = c.num(d, key, at, 0.5, 0.0, 1.0)
+        else:  # times are any finite number; pheromones are never negative
+            rec[key] = c.num(d, key, at, 0.0, 0.0 if key.startswith("explo") else -math.inf)
+    if not rec["content"].strip():
+        raise ImportRejected(f"{at}.content must not be empty")
+    real = drawer_id(rec["content"], rec["wing"], rec["room"], rec["key"])
+    if real != rec["id"]:
+        if version != 1:
+            raise ImportRejected(f"{at}.id {rec['id']!r} is not the id of its content, wing, "
+                                 f"room and key ({real})")
+        rec["stale"], rec["id"] = rec["id"], real
+    return rec
+
+
+def _read_aliases(value: Any, ids: set[str], renamed: dict[str, str], where: str
+                  ) -> dict[str, str]:
+    """Return the alias table (old drawer id -> current id) of the file plus the ids version
+    1 drawers had; every target must be a drawer of the file and no alias one."""
+    table = _Check.obj(value, where)
+    out = {old: renamed.get(new, new) if isinstance(new, str) else new
+           for old, new in table.items()}
+    for old, new in out.items():
+        if not isinstance(new, str) or new not in ids:
+            raise ImportRejected(f"{where}[{old!r}] must be the id of a drawer in the file")
+        if old in ids:
+            raise ImportRejected(f"{where}[{old!r}] is a drawer's own id, not an old one")
+    return {**out, **renamed}
+
+
+def _read_vectors(value: Any, ids: set[str], renamed: dict[str, str], where: str
+                  ) -> dict[str, Any] | None:
+    """Return the checked ``vectors`` section (None when there is none): dtype, dim, the
+    drawer ids (version 1 stale ids renamed) and their unit-length rows as float32."""
     if value is None:
         return None
     c = _Check
@@ -399,20 +576,34 @@ def _read_vectors(value: Any, ids: set[str], where: str) -> dict[str, Any] | Non
     if dtype not in VECTOR_DTYPES:
         raise ImportRejected(f"{where}.dtype must be float16 or float32")
     dim = int(c.num(v, "dim", where, lo=1, hi=65_536))
-    names = c.arr(v.get("ids"), f"{where}.ids")
-    if len(set(names)) != len(names) or not all(isinstance(n, str) and n in ids for n in names):
+    names = _drawer_ids(v.get("ids"), renamed, f"{where}.ids")
+    if len(set(names)) != len(names) or not ids.issuperset(names):
         raise ImportRejected(f"{where}.ids must name each drawer of the file at most once")
     matrix = _read_matrix(v, len(names), dim, dtype, where)
-    return {"fingerprint": c.text(v, "fingerprint", where), "dim": dim, "dtype": dtype,
-            "embedder": c.text(v, "embedder", where, ""),
+    return {"fingerprint": c.text(v, "fingerprint", where, limit=MAX_NAME), "dim": dim,
+            "dtype": dtype, "embedder": c.text(v, "embedder", where, "", limit=MAX_NAME),
             "ids": names, "matrix": matrix}
+
+
+def _drawer_ids(value: Any, renamed: dict[str, str], where: str) -> list[str]:
+    """Return the list of drawer ids ``value`` (stale version 1 ids renamed) or raise."""
+    names = _Check.arr(value, where)
+    if not all(isinstance(n, str) for n in names):
+        raise ImportRejected(f"{where} must be a list of drawer ids")
+    return [renamed.get(n, n) for n in names] if renamed else names
+
+
+# Embedders make rows of unit length (palazzo.embed); float16 keeps that to about 1e-3.
+NORM_TOLERANCE = 1e-2
 
 
 def _read_matrix(v: dict[str, Any], rows: int, dim: int, dtype: str, where: str
                  ) -> np.ndarray:
-    """Return ``v["data"]`` decoded as a finite (rows, dim) float32 matrix or raise."""
+    """Return ``v["data"]`` decoded as a (rows, dim) float32 matrix of unit-length rows, or
+    raise (a row of zeros, huge values or NaN is no embedder's). Cost: O(rows · dim)."""
     try:
-        raw = base64.b64decode(_Check.text(v, "data", where), validate=True)
+        raw = base64.b64decode(_Check.text(v, "data", where, limit=MAX_FILE_CHARS),
+                               validate=True)
     except ValueError:
         raise ImportRejected(f"{where}.data is not valid base64") from None
     itemsize = np.dtype(VECTOR_DTYPES[dtype]).itemsize
@@ -424,11 +615,17 @@ def _read_matrix(v: dict[str, Any], rows: int, dim: int, dtype: str, where: str
     matrix = matrix.reshape(rows, dim).astype(np.float32)
     if not np.isfinite(matrix).all():
         raise ImportRejected(f"{where}.data holds values that are not finite")
+    with np.errstate(over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
+    bad = np.flatnonzero(np.abs(norms - 1.0) > NORM_TOLERANCE)
+    if len(bad):
+        raise ImportRejected(f"{where}.data row {int(bad[0])} has length {norms[bad[0]]:.6g}, "
+                             "not 1 (embedders make unit vectors)")
     return matrix
 
 
-def _read_chunks(value: Any, vectors: dict[str, Any] | None, where: str
-                 ) -> dict[str, np.ndarray]:
+def _read_chunks(value: Any, vectors: dict[str, Any] | None, renamed: dict[str, str],
+                 where: str) -> dict[str, np.ndarray]:
     """Return drawer id -> its chunk matrix (rows in chunk order) from ``chunk_vectors``.
 
     The chunks use the dtype and dim of ``vectors``; every id must be a drawer that has a
@@ -440,9 +637,8 @@ def _read_chunks(value: Any, vectors: dict[str, Any] | None, where: str
     v = c.obj(value, where)
     if vectors is None:
         raise ImportRejected(f"{where} needs palace.vectors (they share its dtype and dim)")
-    names = c.arr(v.get("ids"), f"{where}.ids")
-    known = set(vectors["ids"])
-    if not all(isinstance(n, str) and n in known for n in names):
+    names = _drawer_ids(v.get("ids"), renamed, f"{where}.ids")
+    if not set(vectors["ids"]).issuperset(names):
         raise ImportRejected(f"{where}.ids must name drawers that have a vector in the file")
     runs = [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
     if len(runs) != len(set(runs)):
