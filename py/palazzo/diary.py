@@ -22,6 +22,10 @@ from palazzo.model import EdgeKind
 
 DIARY_ROOM = "diary"
 MAX_READ = 1000
+# The times a date can be written for (datetime's years 1 to 9999, UTC): a palace file's
+# entry outside them is refused, so every entry can be shown with its date.
+EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.UTC).timestamp()
+LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
 
 
 def diary_wing(agent_name: str) -> str:
@@ -43,6 +47,16 @@ def parse_day(value: str, end: bool = False) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
     return moment.timestamp()
+
+
+def written_day(when: float) -> str | None:
+    """Return ``when`` (epoch seconds) as an ISO datetime in UTC, or None when no date has
+    that time (outside years 1 to 9999, or not a number): reading a diary never fails on a
+    stored time. Cost: O(1)."""
+    try:
+        return dt.datetime.fromtimestamp(when, dt.UTC).isoformat()
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 @dataclass(slots=True)
@@ -121,16 +135,17 @@ class Diaries:
         aid = agent_id(agent_name.strip())
         if aid not in self.palace.agents:
             raise NotFound(f"no agent named {agent_name!r}")
-        lo = parse_day(since) if since else float("-inf")
-        hi = parse_day(until, end=True) if until else float("inf")
-        mine = [e for e in self.live() if e.agent_id == aid and lo <= e.written_at <= hi]
+        lo = parse_day(since) if since else None
+        hi = parse_day(until, end=True) if until else None
+        # Only a given bound filters: a time no date has (NaN) is still read without one.
+        mine = [e for e in self.live() if e.agent_id == aid
+                and (lo is None or lo <= e.written_at) and (hi is None or e.written_at <= hi)]
         mine.sort(key=lambda e: (-e.written_at, e.drawer_id))
         return [self.entry_dict(e) for e in mine[:limit]]
 
     def entry_dict(self, e: DiaryEntry) -> dict[str, Any]:
         """Return an entry with its verbatim text and date, as operations show it."""
-        day = dt.datetime.fromtimestamp(e.written_at, dt.UTC).isoformat()
-        return {**e.to_dict(), "written": day,
+        return {**e.to_dict(), "written": written_day(e.written_at),
                 "content": self.palace.drawers.content[self.palace.row(e.drawer_id)]}
 
     def to_json(self) -> list[dict[str, Any]]:
@@ -157,8 +172,9 @@ class Diaries:
                 raise ImportRejected(f"{at}.topic must be a string")
             when = rec.get("written_at")
             if isinstance(when, bool) or not isinstance(when, int | float) or \
-                    when != when or when in (float("inf"), float("-inf")):
-                raise ImportRejected(f"{at}.written_at must be a finite number")
+                    not EARLIEST <= when <= LATEST:  # NaN, ±inf and huge integers fail too
+                raise ImportRejected(f"{at}.written_at must be a time from year 1 to 9999 "
+                                     f"(seconds from {EARLIEST:.0f} to {LATEST:.0f})")
             form = rec.get("aaak")
             if form is not None and not isinstance(form, str):
                 raise ImportRejected(f"{at}.aaak must be a string or null")
