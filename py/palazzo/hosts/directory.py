@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from palazzo.errors import PalazzoError
 from palazzo.palace import Palace
-from palazzo.persistence import PalaceStore
+from palazzo.persistence import PalaceStore, ReadOnly
 from palazzo.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
 
 
@@ -35,18 +36,32 @@ EMBEDDERS = ("auto", "minilm", "tfidf", "hash")
 
 class PalaceDirectory:
     """A palace directory opened by this process: as its writer when it gets the writer lock,
-    else read-only, following the writer.
+    else read-only, following the writer and writing only while it holds the lock.
 
     The lock is the one :class:`palazzo.storage.DirectoryRoot` takes (``flock`` on ``.lock``
     in the directory), so a library over the parent directory and MCP servers on the palace
-    exclude each other. A read-only copy, before each call, takes the lock if the writer has
-    gone (and reopens as the writer), else reloads when the files changed. Offers the
-    :class:`PalaceStore` calls :func:`serve` needs (``call``, ``status``, ``registry``).
+    exclude each other. Offers the :class:`PalaceStore` calls :func:`serve` needs (``call``,
+    ``status``, ``registry``).
+
+    A process that opened read-only (a second CLI, an MCP server started while another
+    process writes) never becomes a lifelong writer: before a read it only reloads when the
+    files changed; for a write (an operation that ``mutates``) it takes the lock if it is
+    free, boots as the writer (or, when the files are unchanged since its last boot, goes on
+    from the memory it has), runs the call and gives the lock back, read-only again. It keeps
+    the lock only across a run of ``reindex`` steps, whose vectors only the last step saves;
+    when it gives the lock back with such vectors unsaved (a run abandoned, or ended by a
+    step that wrote none) it saves them first, so it leaves nothing behind in memory alone.
+
+    A process that opened as the writer keeps the lock until :meth:`close`: it is the one the
+    user started in order to write (a CLI command, or the first MCP server), its commands
+    and runs of steps are not interleaved with another process's writes, and it never pays a
+    check of the files before a call. Cost of a reader's write: a ``flock``, a ``stat`` of
+    each file, and a boot when another process wrote since this one last read.
     """
 
     def __init__(self, path: Path, make_palace: Callable[..., Palace]) -> None:
         self.path = Path(path).expanduser().resolve()
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.path.mkdir(DirectorySpace.DIR_MODE, parents=True, exist_ok=True)
         name = self.path.name if PALACE_NAME.fullmatch(self.path.name) else "palace"
 
         def make(**kw: Any) -> Palace:
@@ -55,13 +70,17 @@ class PalaceDirectory:
         self._make = make
         self._root = DirectoryRoot(self.path.parent)
         self.space = DirectorySpace(self.path)
-        writable = self._root.lock(self.path.name)
-        self.store = PalaceStore(self.space, make, read_only=not writable)
-        self._seen = self._files()
+        self._serial = threading.RLock()  # one call at a time: the store is not thread-safe
+        self._owner = self._root.lock(self.path.name)
+        self._holding = False  # a reader holding the lock for a write (or a run of steps)
+        self._unsaved_gen: int | None = None  # generation with unsaved reindex vectors
+        # Taken before the boot: files that change after it make the next call reload.
+        self._seen: tuple[tuple[str, int, int, int], ...] | None = self._files()
+        self.store = PalaceStore(self.space, make, read_only=not self._owner)
 
     @property
     def status(self) -> Any:
-        """The store's status (``read_only`` says whether this process may write)."""
+        """The store's status (``read_only`` says whether this process may write now)."""
         return self.store.status
 
     @property
@@ -69,40 +88,108 @@ class PalaceDirectory:
         """The operations registry the store runs."""
         return self.store.registry
 
+    @property
+    def writer(self) -> bool:
+        """Whether this process holds the writer lock now (for good, or for a write)."""
+        return self._owner or self._holding
+
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run an operation like :meth:`PalaceStore.call`, after :meth:`refresh`."""
-        self.refresh()
-        return self.store.call(name, args)
+        """Run an operation like :meth:`PalaceStore.call` and return its result.
+
+        A read-only copy first reloads when the files changed; for a mutating operation it
+        takes the writer lock when it is free (else the store raises ReadOnly) and gives it
+        back afterwards, as the class says."""
+        with self._serial:
+            if self._owner:
+                return self.store.call(name, args)
+            mutates = self.store.registry.get(name).mutates
+            if not mutates and not self._holding:
+                self.refresh()
+                return self.store.call(name, args)
+            if not self._holding:
+                if not self._root.lock(self.path.name):
+                    self.refresh()
+                    return self.store.call(name, args)  # raises ReadOnly, changes nothing
+                self._holding = True
+                try:
+                    self._become_writer()
+                except BaseException:
+                    self._seen = None
+                    self._give_back()
+                    raise
+            try:
+                result = self.store.call(name, args)
+            except BaseException:
+                self._give_back()
+                raise
+            if name == "reindex" and result.get("embedded") and result.get("remaining"):
+                if self._unsaved_gen is None:
+                    self._unsaved_gen = self.store.status.generation
+            else:
+                self._give_back()
+            return result
 
     def refresh(self) -> None:
-        """Bring a read-only copy up to date: become the writer if the lock is free, else
-        reload when the files changed. Does nothing for the writer. Cost: one stat a file;
-        a reload costs a boot."""
-        if not self.store.status.read_only:
-            return
-        if self._root.lock(self.path.name):
-            self.store = PalaceStore(self.space, self._make, read_only=False)
-            self._seen = self._files()
-            return
-        files = self._files()
-        if files != self._seen:
-            self._seen = files
-            self.store.boot()
+        """Bring a read-only copy up to date: reload when the files changed since it last
+        read them. Does nothing while this process holds the lock. Cost: one stat a file; a
+        reload costs a boot."""
+        with self._serial:
+            if self.writer:
+                return
+            files = self._files()
+            if files != self._seen:
+                self._seen = files
+                self.store.boot()
 
     def close(self) -> None:
-        """Release the writer lock if this process holds it."""
-        self._root.unlock(self.path.name)
+        """Release the writer lock if this process holds it (a reader first saves vectors
+        a run of steps left unsaved)."""
+        with self._serial:
+            if self._holding:
+                self._give_back()
+            self._root.unlock(self.path.name)
 
-    def _files(self) -> tuple[tuple[str, int, int], ...]:
+    def _become_writer(self) -> None:
+        """Make the store the writer's, the lock being held: go on from memory when nothing
+        changed on disk since the last boot and it found no damage, else boot again (a
+        writer's boot cuts a torn tail, so appends never follow garbage)."""
+        status = self.store.status
+        unchanged = self._seen is not None and self._files() == self._seen
+        if unchanged and self.space.names() and not status.problem and \
+                not status.dropped_bytes:
+            status.read_only = False
+        else:
+            self.store = PalaceStore(self.space, self._make, read_only=False)
+        if self.store.status.read_only:  # boot found a record it would not cut
+            raise ReadOnly(f"{self.path} cannot be written: {self.store.status.problem}")
+
+    def _give_back(self) -> None:
+        """Save vectors a run of reindex steps left in memory alone, then release the lock
+        and go back to read-only."""
+        try:
+            if self._unsaved_gen is not None and not self.store.status.read_only and \
+                    self.store.status.generation == self._unsaved_gen:
+                self.store.compact()
+            self._seen = self._files() if self._seen is not None else None
+        except PalazzoError:
+            self._seen = None  # not sure what is on disk now: the next call boots again
+        finally:
+            self._unsaved_gen = None
+            self.store.status.read_only = True
+            self._holding = False
+            self._root.unlock(self.path.name)
+
+    def _files(self) -> tuple[tuple[str, int, int, int], ...]:
+        """Return (name, size, mtime, inode) of each palace file: a replaced file (a new
+        inode) counts as changed even when its size and time match."""
         out = []
         for p in sorted(self.path.iterdir()):
             if p.name.startswith("."):
                 continue
             with contextlib.suppress(OSError):
                 st = p.stat()
-                out.append((p.name, st.st_size, st.st_mtime_ns))
+                out.append((p.name, st.st_size, st.st_mtime_ns, st.st_ino))
         return tuple(out)
-
 
 
 def embedder_named(name: str) -> Any:

@@ -1,0 +1,154 @@
+"""A palace directory shared by processes: a reader takes the writer lock only for a write and
+gives it back, so it never becomes a lifelong writer that refuses every later CLI write.
+
+The processes are real: ``python -m palazzo.hosts.mcp`` spoken to in JSON-RPC lines over
+stdio, and ``python -m palazzo.cli`` commands, on one palace directory.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import palazzo
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.hosts.directory import PalaceDirectory
+from palazzo.palace import Palace
+from palazzo.palacefile import export_palace
+from palazzo.persistence import PalaceStore
+from palazzo.storage import DirectoryRoot, DirectorySpace
+
+pytestmark = pytest.mark.cpython_only
+
+# The child processes run the same engine as this one.
+ENV = {"PYTHONPATH": str(Path(palazzo.__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"}
+
+
+def make(**kw):
+    return Palace(embedder=HashEmbedder(), **kw)
+
+
+class Server:
+    """``python -m palazzo.hosts.mcp`` on a palace, spoken to one JSON-RPC line at a time."""
+
+    def __init__(self, palace: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "palazzo.hosts.mcp", "--palace", str(palace),
+             "--embedder", "hash"], env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+        self.next_id = 0
+        self.instructions = self.request("initialize", {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}})["instructions"]
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id,
+                                          "method": method, "params": params}) + "\n")
+        self.proc.stdin.flush()
+        reply = json.loads(self.proc.stdout.readline())
+        assert reply["id"] == self.next_id and "error" not in reply, reply
+        return reply["result"]
+
+    def tool(self, name: str, args: dict | None = None) -> tuple[bool, str]:
+        """Return (ok, text) of a tools/call."""
+        out = self.request("tools/call", {"name": name, "arguments": args or {}})
+        return not out["isError"], out["content"][0]["text"]
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+
+
+def cli(palace: Path, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "palazzo.cli", *argv, "--palace", str(palace),
+                           "--embedder", "hash"], env=ENV, capture_output=True, text=True,
+                          timeout=120)
+
+
+def drawers_on_disk(palace: Path) -> list[str]:
+    store = PalaceStore(DirectorySpace(palace), make, read_only=True)
+    s = store.palace.drawers
+    return sorted(s.content[r] for r in s.live_rows())
+
+
+@pytest.fixture
+def reader(tmp_path):
+    """(palace, a read-only MCP server on it, the test's own PalaceDirectory that held the
+    lock when the server started; it has let go since)."""
+    palace = tmp_path / "atrium"
+    holder = PalaceDirectory(palace, make)
+    holder.call("add_drawer", {"wing": "w", "room": "r", "content": "by the first writer"})
+    server = Server(palace)
+    assert "read-only" in server.instructions
+    holder.close()
+    yield palace, server
+    server.close()
+
+
+def test_a_reader_that_served_a_read_does_not_block_a_later_cli_write(reader):
+    palace, server = reader
+    ok, text = server.tool("palace_status")
+    assert ok and json.loads(text)["drawers"] == 1
+    done = cli(palace, "add", "--wing", "w", "--room", "r", "by the command line")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("added\n")
+    ok, text = server.tool("palace_status")  # and the reader follows that write
+    assert ok and json.loads(text)["drawers"] == 2
+
+
+def test_a_reader_that_wrote_gives_the_lock_back_and_loses_no_write(reader):
+    palace, server = reader
+    ok, text = server.tool("add_drawer", {"wing": "w", "room": "r", "content": "by the reader"})
+    assert ok, text
+    done = cli(palace, "add", "--wing", "w", "--room", "r", "by the command line")
+    assert done.returncode == 0, done.stderr
+    # The reader writes again on top of the command line's write, not over it.
+    ok, text = server.tool("add_drawer", {"wing": "w", "room": "r", "content": "reader again"})
+    assert ok, text
+    ok, text = server.tool("palace_status")
+    assert ok and json.loads(text)["drawers"] == 4
+    assert cli(palace, "add", "--wing", "w", "--room", "r", "last").returncode == 0
+    assert drawers_on_disk(palace) == sorted(["by the first writer", "by the reader",
+                                              "by the command line", "reader again", "last"])
+
+
+def test_a_reader_still_refuses_a_write_while_another_process_writes(reader):
+    palace, server = reader
+    holder = PalaceDirectory(palace, make)  # the writer again
+    try:
+        ok, text = server.tool("add_drawer", {"wing": "w", "room": "r", "content": "refused"})
+        assert not ok and "read-only" in text
+        holder.call("add_drawer", {"wing": "w", "room": "r", "content": "by the writer"})
+        ok, text = server.tool("search", {"query": "writer"})
+        assert ok and "by the writer" in text
+    finally:
+        holder.close()
+    assert "refused" not in drawers_on_disk(palace)
+
+
+def test_a_reader_holds_the_lock_across_reindex_steps_and_saves_them_when_it_stops(tmp_path):
+    palace = tmp_path / "atrium"
+    source = Palace(clock=lambda: 0.0)
+    for i in range(3):
+        source.add_drawer("w", "r", f"violin lesson number {i}")
+    holder = PalaceDirectory(palace, make)
+    holder.call("import", {"document": export_palace(source, vectors=None, exported_at=0.0),
+                           "reindex": False})
+    reader = PalaceDirectory(palace, make)
+    assert reader.status.read_only
+    holder.close()
+    root = DirectoryRoot(tmp_path)
+    try:
+        step = reader.call("reindex", {"limit": 1})
+        assert (step["embedded"], step["remaining"]) == (1, 2)
+        assert not root.lock("atrium")  # mid-run: the vector is in the reader's memory only
+        assert reader.call("palace_status")["embedded"] == 1  # the run is abandoned here
+        assert root.lock("atrium")  # ...so the lock is back, with the vector saved first
+        root.unlock("atrium")
+        store = PalaceStore(DirectorySpace(palace), make, read_only=True)
+        assert store.palace.call("palace_status")["embedded"] == 1
+    finally:
+        reader.close()
