@@ -152,3 +152,20 @@ def test_a_reader_holds_the_lock_across_reindex_steps_and_saves_them_when_it_sto
         assert store.palace.call("palace_status")["embedded"] == 1
     finally:
         reader.close()
+
+
+def test_a_reader_that_saw_a_torn_tail_cuts_it_before_its_own_write(tmp_path):
+    palace = tmp_path / "atrium"
+    holder = PalaceDirectory(palace, make)
+    holder.call("add_drawer", {"wing": "w", "room": "r", "content": "acknowledged"})
+    journal = next(palace.glob("journal-*.log"))
+    with open(journal, "ab") as f:
+        f.write(b"PZJ1\x00\x00\x07")  # a record torn by a crash: replay stops before it
+    reader = PalaceDirectory(palace, make)
+    assert reader.status.read_only and reader.status.dropped_bytes == 7
+    holder.close()
+    try:
+        reader.call("add_drawer", {"wing": "w", "room": "r", "content": "by the reader"})
+    finally:
+        reader.close()
+    assert drawers_on_disk(palace) == ["acknowledged", "by the reader"]
