@@ -40,14 +40,21 @@ def note(method, params=None):
     return msg
 
 
-def talk(store, *messages):
-    """Send ``messages`` (dicts, or raw lines) through serve(); return the parsed replies."""
-    lines = [m if isinstance(m, str) else json.dumps(m) for m in messages]
+def talk(store, *messages, **options):
+    """Send ``messages`` (dicts, or raw lines) through serve(); return the parsed replies,
+    sorted by id (cheap requests may overtake calls on the worker; id-less errors first, in
+    the order written)."""
+    lines = [m if isinstance(m, str | bytes) else json.dumps(m) for m in messages]
+    if any(isinstance(line, bytes) for line in lines):
+        stream = io.BytesIO(b"".join((line if isinstance(line, bytes) else line.encode())
+                                     + b"\n" for line in lines))
+    else:
+        stream = io.StringIO("".join(line + "\n" for line in lines))
     out = io.StringIO()
-    sent = mcp.serve(store, io.StringIO("".join(line + "\n" for line in lines)), out)
-    replies = out.getvalue().splitlines()
+    sent = mcp.serve(store, stream, out, **options)
+    replies = [json.loads(r) for r in out.getvalue().splitlines()]
     assert len(replies) == sent
-    return [json.loads(r) for r in replies]
+    return sorted(replies, key=lambda r: (r["id"] is not None, str(r["id"]).zfill(20)))
 
 
 def started(store):
@@ -380,3 +387,202 @@ def test_both_eras_on_one_stream():
     assert "ttlMs" not in talk(store, request(5, "initialize", INIT),
                                request(6, "tools/list"))[1]["result"]
     assert replies[3]["result"]["structuredContent"]["wings"][0]["name"] == "work"
+
+
+# -- no line ends the server (issue 11) ---------------------------------------------------
+
+PING = json.dumps(request("alive", "ping"))
+
+
+def survived(replies, hostile):
+    """Check that each of ``hostile`` lines got an error with id null, and the ping after them
+    its answer; return the errors."""
+    assert replies[-1] == {"jsonrpc": "2.0", "id": "alive", "result": {}}
+    errors = replies[:-1]
+    assert len(errors) == hostile
+    assert all(r["id"] is None and r["error"]["code"] in (mcp.PARSE_ERROR, mcp.INVALID_REQUEST)
+               for r in errors), errors
+    return [r["error"] for r in errors]
+
+
+@pytest.mark.parametrize("rid", ["1e400", "-1e400", "NaN", "Infinity", "-Infinity"])
+def test_an_id_no_json_can_echo_is_a_parse_error_not_the_end(rid):
+    line = '{"jsonrpc":"2.0","id":' + rid + ',"method":"ping"}'
+    errors = survived(talk(make_store(), line, PING), 1)
+    assert errors[0]["code"] == mcp.PARSE_ERROR
+
+
+@pytest.mark.parametrize("rid", [1.5, 1.0, 1e3, 2**53, -(2**53), False, None, {"a": 1}, [1]])
+def test_ids_are_strings_or_exact_integers(rid):
+    errors = survived(talk(make_store(), request(rid, "ping"), PING), 1)
+    assert errors[0]["code"] == mcp.INVALID_REQUEST
+    assert "'id' must be" in errors[0]["message"]
+
+
+@pytest.mark.parametrize("rid", [0, -1, 2**53 - 1, -(2**53 - 1), "", "x", "1e400"])
+def test_good_ids_are_echoed(rid):
+    assert talk(make_store(), request(rid, "ping")) == [{"jsonrpc": "2.0", "id": rid,
+                                                         "result": {}}]
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("NaN", "NaN is not a JSON number"), ("-Infinity", "-Infinity is not a JSON number"),
+    ("1e400", "beyond the range of a double"), ("-2e308", "beyond the range of a double"),
+    ("1" * 400, "beyond the range of a double"), ("9" * 5000, "beyond the range of a double"),
+])
+def test_numbers_no_palace_can_hold_are_refused_anywhere(value, why):
+    store = make_store()
+    line = ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_drawer",'
+            '"arguments":{"wing":"w","room":"r","content":"x","importance":' + value + "}}}")
+    replies = talk(store, request(0, "initialize", INIT), line, PING)
+    assert replies[0]["error"]["code"] == mcp.PARSE_ERROR
+    assert why in replies[0]["error"]["message"]
+    assert store.palace.counts()["drawers"] == 0
+
+
+def test_a_lone_surrogate_is_refused_and_a_pair_is_kept():
+    store = make_store()
+    lone = ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_drawer",'
+            '"arguments":{"wing":"w","room":"r","content":"half \\ud800 a pair"}}}')
+    pair = lone.replace('"id":1', '"id":2').replace("\\ud800", "\\ud83d\\ude00")
+    replies = talk(store, request(0, "initialize", INIT), lone, pair)
+    assert replies[0]["id"] is None and replies[0]["error"]["code"] == mcp.PARSE_ERROR
+    assert "lone surrogate" in replies[0]["error"]["message"]
+    assert replies[2]["result"]["isError"] is False
+    assert store.palace.counts()["drawers"] == 1
+    got = mcp.McpServer(store).handle(request(3, "tools/call", {
+        "name": "get_drawer", "arguments": {"drawer_id": replies[2]["result"][
+            "structuredContent"]["drawer_id"]}, "_meta": MODERN}))
+    assert got["result"]["structuredContent"]["drawer"]["content"] == "half \U0001F600 a pair"
+
+
+def test_hostile_lines_then_a_request_is_still_answered():
+    store = make_store()
+    hostile = [
+        "[" * 100_000,                                            # deep nesting
+        '{"a":' * 50_000 + "1" + "}" * 50_000,
+        '{"jsonrpc":"2.0","id":1,"method":"ping","params":' + "[" * 200 + "]" * 200 + "}",
+        "1" * 10_000,                                             # a huge number
+        '{"jsonrpc":"2.0","id":' + "7" * 5000 + ',"method":"ping"}',
+        b'\xff\xfe{"jsonrpc":"2.0","id":1,"method":"ping"}',      # not UTF-8
+        b'{"jsonrpc":"2.0","id":"\xed\xa0\x80","method":"ping"}',  # a surrogate, raw
+        '{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',        # a lone surrogate escape
+        '{"jsonrpc":"2.0","id":1,"method":"ping","x":"' + "y" * 10_000_000,  # 10 MB, cut off
+        '"' + "z" * 10_000_000 + '"',                             # 10 MB, not an object
+        "null", "true", "42", '"ping"', "[]", "{", "}", "\x00", "\x0c{}",
+        '{"jsonrpc":"2.0","method":"ping","id":{"nested":1}}',
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_drawer",'
+        '"arguments":{"wing":"w","room":"r","content":NaN}}}',
+    ]
+    replies = talk(store, request(0, "initialize", INIT), *hostile, PING)
+    errors = survived([r for r in replies if r["id"] != 0], len(hostile))
+    assert all(len(e["message"]) < 600 for e in errors)  # one readable line, no echo of input
+    assert store.palace.counts()["drawers"] == 0
+    replies = talk(store, request(0, "initialize", INIT), request(1, "tools/call", {
+        "name": "add_drawer", "arguments": DRAWER}))
+    assert replies[1]["result"]["structuredContent"]["created"] is True
+
+
+def test_a_line_past_the_limit_is_refused_unread_and_the_next_is_answered():
+    store = make_store()
+    big = request(5, "tools/call", {"name": "add_drawer",
+                                    "arguments": {**DRAWER, "content": "x" * 5000}})
+    fits = request(6, "tools/call", {"name": "add_drawer", "arguments": DRAWER})
+    nameless = '{"params":{"id":9},"id":8' + " " * 5000 + "}"  # the id comes after an object
+    replies = talk(store, request(0, "initialize", INIT), big, nameless, fits,
+                   max_message=len(json.dumps(fits)))
+    refused = {r["id"]: r for r in replies if "error" in r}
+    assert set(refused) == {5, None}  # the id when it leads the message, else null
+    for reply in refused.values():
+        assert reply["error"]["code"] == mcp.INVALID_REQUEST
+        assert "message too large" in reply["error"]["message"]
+    assert replies[-1]["id"] == 6 and replies[-1]["result"]["isError"] is False
+    assert store.palace.counts()["drawers"] == 1
+
+
+@pytest.mark.cpython_only  # 70 MB in a WebAssembly heap is not worth it
+def test_the_default_limit_refuses_a_70_mb_line_and_admits_the_largest_drawer():
+    store = make_store(read_only=True)  # the tool answers at once: reaching it is the point
+    huge = '{"jsonrpc":"2.0","id":1,"method":"ping","junk":"' + "x" * 70_000_000 + '"}'
+    largest = {**DRAWER, "content": "\U0001F600" * 5_000_000}  # 12 bytes each, escaped
+    line = json.dumps(request(2, "tools/call", {"name": "add_drawer", "arguments": largest}))
+    assert len(line) > 60_000_000
+    replies = talk(store, request(0, "initialize", INIT), huge, line)
+    assert replies[1]["id"] == 1 and "message too large" in replies[1]["error"]["message"]
+    assert "read-only" in replies[2]["result"]["content"][0]["text"]  # read, decoded, called
+
+
+@pytest.mark.cpython_only  # tracemalloc and large buffers
+def test_a_long_line_is_skipped_in_pieces_not_held():
+    import tracemalloc
+
+    stream = io.BytesIO(b'{"id":1,"x":"' + b"y" * 40_000_000 + b'"}\n' + PING.encode() + b"\n")
+    out = io.StringIO()
+    tracemalloc.start()
+    try:
+        mcp.serve(make_store(), stream, out, max_message=1_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8_000_000  # a few pieces of 1 MB, never the 40 MB line
+    replies = [json.loads(r) for r in out.getvalue().splitlines()]
+    assert replies[0]["id"] == 1 and "too large" in replies[0]["error"]["message"]
+    assert replies[1]["result"] == {}
+
+
+@pytest.mark.parametrize("reply", [
+    {"jsonrpc": "2.0", "id": 1, "result": {"x": float("nan")}},
+    {"jsonrpc": "2.0", "id": float("inf"), "result": {"x": object()}},
+])
+def test_a_reply_that_is_not_json_becomes_an_internal_error(reply):
+    answer = json.loads(mcp._text(reply))
+    assert answer["error"]["code"] == mcp.INTERNAL_ERROR
+    assert answer["id"] == (1 if reply["id"] == 1 else None)
+
+
+# -- calls on the worker --------------------------------------------------------------------
+
+def test_a_request_keeps_the_version_it_was_read_under():
+    store = make_store()
+    old = {**INIT, "protocolVersion": "2025-03-26"}
+    replies = talk(store, request(1, "tools/call", {"name": "palace_status"}),
+                   request(2, "initialize", old),
+                   request(3, "tools/call", {"name": "add_drawer", "arguments": DRAWER}),
+                   request(4, "initialize", INIT),
+                   request(5, "tools/call", {"name": "palace_status"}))
+    assert replies[0]["error"]["code"] == mcp.INVALID_REQUEST  # before initialize, still
+    assert "structuredContent" not in replies[2]["result"]     # read under 2025-03-26
+    assert replies[4]["result"]["structuredContent"]["drawers"] == 1
+
+
+def test_calls_run_and_are_answered_in_order_between_pings():
+    store = make_store()
+    lines = [request(0, "initialize", INIT)]
+    for i in range(1, 21):
+        lines.append(request(i, "tools/call", {"name": "add_drawer", "arguments": {
+            **DRAWER, "content": f"note {i}"}}))
+        lines.append(request(f"ping{i}", "ping"))
+    out = io.StringIO()
+    mcp.serve(store, io.StringIO("".join(json.dumps(m) + "\n" for m in lines)), out)
+    replies = [json.loads(r) for r in out.getvalue().splitlines()]
+    calls = [r["id"] for r in replies if isinstance(r["id"], int) and r["id"] > 0]
+    assert calls == list(range(1, 21))
+    assert len(replies) == 41
+    assert store.status.journal_records == 20
+
+
+@pytest.mark.cpython_only  # Pyodide has no threads: there every line is answered in turn
+def test_a_ping_overtakes_a_long_search():
+    store = make_store()
+    server = mcp.McpServer(store)
+    server.handle(request(0, "initialize", INIT))
+    for i in range(50):
+        call(server, "add_drawer", {**DRAWER, "content": f"note {i} about auth"})
+    query = " ".join(f"word{i % 5000}" for i in range(300_000))  # a real, slow search
+    lines = [request(0, "initialize", INIT),
+             request(1, "tools/call", {"name": "search", "arguments": {"query": query}}),
+             request(2, "ping")]
+    out = io.StringIO()
+    mcp.serve(store, io.StringIO("".join(json.dumps(m) + "\n" for m in lines)), out)
+    ids = [json.loads(r)["id"] for r in out.getvalue().splitlines()]
+    assert ids == [0, 2, 1]

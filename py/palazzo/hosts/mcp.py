@@ -8,7 +8,41 @@ loses no acknowledged write.
 
 Wire: JSON-RPC 2.0, one message a line, UTF-8, on stdin/stdout (written ASCII-only, so no
 character inside a message can look like a line break to any reader); stdout carries nothing
-else, diagnostics go to stderr. Requests are answered one at a time, in order.
+else, diagnostics go to stderr.
+
+Two threads share the stream, so a long call never stalls the protocol:
+
+- **The reader** (the calling thread) reads a line, decodes it, and answers at once everything
+  that does not touch the palace: ``ping``, ``initialize``, ``server/discover``, ``tools/list``,
+  ``prompts/list`` and every error about the message itself. It also settles each request's
+  protocol era and version, in arrival order, so the answers do not depend on timing.
+- **The worker** (one thread) runs ``tools/call`` and ``prompts/get`` one at a time in arrival
+  order, so writes stay ordered and the store is only ever used from that thread (the reader
+  reads nothing of it but its static registry and its ``read_only`` flag).
+
+So a ``ping`` sent while a long search runs is answered at once, and replies may come in a
+different order than requests (JSON-RPC matches them by id). The reader keeps at most
+:data:`MAX_MESSAGE_BYTES` of message text waiting for the worker; past that it stops reading
+until the worker catches up. Where no thread can be started (Pyodide), every line is answered
+before the next is read. ``notifications/cancelled`` is not acted on: a started call runs to
+its end (a write is done or not done, never half), and the protocol lets a receiver ignore it.
+
+Limits on what is read (each refusal is a JSON-RPC error, and the next line is read):
+
+- A line longer than :data:`MAX_MESSAGE_BYTES` (64 MiB) is skipped unread in pieces, never
+  held whole, and refused with -32600 (with the request's id when it leads the message, as SDK
+  clients write it). The limit admits the largest ``add_drawer`` in any encoding a JSON writer
+  may choose: 5,000,000 characters, each a 12-byte surrogate-pair escape, is 60 MB.
+- Bytes that are not UTF-8, JSON nested deeper than :data:`palazzo.jsontext.MAX_DEPTH`,
+  ``NaN``/``Infinity``, numbers beyond a double's range (``1e400``, 400-digit integers) and
+  strings with a lone surrogate (``"\\ud800"``, not Unicode text, so not storable) are parse
+  errors (-32700, id null).
+- Request ids are strings or integers within ±(2**53 - 1), the integers every JSON reader
+  (JavaScript's included) holds exactly, so an echoed id is the id that was sent; a float, a
+  boolean or null is -32600 (MCP forbids null ids).
+
+Whatever goes wrong while one message is handled or its reply serialised, the server answers
+with an error (or nothing, for a notification) and reads the next line: no line ends it.
 
 Two protocol eras are served on the same stream, each message by what it carries:
 
@@ -49,15 +83,22 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import os
+import re
 import sys
+import threading
 import traceback
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
+
+import numpy as np
 
 from palazzo import __version__, jsontext
-from palazzo.errors import PalazzoError, ValidationError
+from palazzo.errors import PalazzoError
 from palazzo.hosts.directory import (  # noqa: F401  (re-exported for callers)
     DEFAULT_PALACE,
     EMBEDDERS,
@@ -83,6 +124,24 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER = "io.modelcontextprotocol/serverInfo"
+
+# The longest line read (bytes): the largest add_drawer in any encoding fits (module docstring).
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_ID = 2**53 - 1  # the largest integer every JSON reader holds exactly
+_MAX_DOUBLE = int(sys.float_info.max)
+_HEAD = 4096  # bytes of an over-long line kept to find its id
+_PIECE = 1024 * 1024  # bytes read at a time while an over-long line is skipped
+_BYTES_STRING = re.compile(rb'"[^"]*"')  # a JSON string once its escapes are gone
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_STEPS = 1 << 20  # brackets summed at a time by _too_deep
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# A leading member with a scalar value, up to the comma or brace that ends it.
+_SCALAR_MEMBER = re.compile(
+    r'\s*(?P<key>"(?:[^"\\]|\\.)*")\s*:\s*'
+    r'(?P<value>"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)'
+    r'\s*(?:,|(?=\}))')
+# Requests that use the store: run on the worker, one at a time in order.
+STORE_METHODS = frozenset({"tools/call", "prompts/get"})
 
 CAPABILITIES: dict[str, Any] = {"tools": {}, "prompts": {}}
 CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list"})  # 2026-07-28
@@ -201,7 +260,7 @@ def instructions(store: Any) -> str:
     return text
 
 
-# -- one connection's protocol state --------------------------------------------------------
+# -- requests -------------------------------------------------------------------------------
 
 def _params(params: Any) -> dict[str, Any]:
     if params is None:
@@ -232,8 +291,173 @@ def _envelope_version(meta: dict[str, Any]) -> str:
 
 
 def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int | float)
-                                      and not isinstance(value, bool))
+    """Whether ``value`` may be a request id: a string, or an integer every JSON reader holds
+    exactly (a float, even 1.0, could come back as another number)."""
+    if isinstance(value, str):
+        return True
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_ID
+
+
+# -- reading a message ----------------------------------------------------------------------
+
+class _Refused(ValueError):
+    """A JSON value this server does not accept (raised from inside the parser's hooks)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {text[:40]} is beyond the range of a double")
+    return value
+
+
+def _double_int(text: str) -> int:
+    # Checked on the digits first: int() of more than 4300 digits raises a ValueError that
+    # names a Python setting, and anything past 310 digits is out of range anyway.
+    value = int(text) if len(text) <= 310 else None
+    if value is None or abs(value) > _MAX_DOUBLE:
+        raise _Refused(f"the number {text[:40]}{'…' if len(text) > 40 else ''} is beyond the "
+                       "range of a double")
+    return value
+
+
+def _too_deep(data: bytes, limit: int) -> bool:
+    """Whether the JSON ``data`` nests brackets deeper than ``limit`` (brackets in strings do
+    not count).
+
+    :func:`palazzo.jsontext.depth` answers the same, but its string pattern steps through a
+    string escape by escape (31 s for 60 MB of backslashes), and the reader must stay
+    responsive; here escapes and strings go with C-speed replaces and a one-class pattern.
+    Cost: O(n), about 1 s for 64 MB; none beyond a count when the text has fewer opening
+    brackets than ``limit``; memory two copies of the text and 1 M steps at a time."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    # ``\\`` first, so that in ``\\"`` the quote is left to close its string.
+    bare = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    bare = _BYTES_STRING.sub(b"", bare).translate(None, _NOT_BRACKETS)
+    depth = 0
+    for start in range(0, len(bare), _STEPS):
+        chunk = np.frombuffer(bare, np.uint8, min(_STEPS, len(bare) - start), start)
+        running = depth + np.cumsum(np.where((chunk == ord("[")) | (chunk == ord("{")), 1, -1))
+        if running.max() > limit:
+            return True
+        depth = int(running[-1])
+    return False
+
+
+def _decode(line: str | bytes) -> Any:
+    """Return the message a line holds, or raise a -32700 :class:`RpcError` saying why not.
+
+    Refuses what :func:`json.loads` would let through but no palace can hold: NaN, Infinity,
+    numbers beyond a double, lone surrogates; and JSON nested deeper than
+    :data:`palazzo.jsontext.MAX_DEPTH`. Cost: a few linear passes over the text (nesting,
+    parse); one more (re-encoding) only when the text has a surrogate escape."""
+    if isinstance(line, bytes):
+        data = line
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise RpcError(PARSE_ERROR, f"parse error: the message is not UTF-8 text (byte "
+                           f"{err.start} of the line)") from None
+    else:
+        text = line
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise RpcError(PARSE_ERROR, "parse error: the message holds a lone surrogate "
+                           f"(character {err.start}): not Unicode text") from None
+    if _too_deep(data, jsontext.MAX_DEPTH):
+        raise RpcError(PARSE_ERROR, f"parse error: the message nests deeper than "
+                       f"{jsontext.MAX_DEPTH} levels")
+    del data
+    try:
+        message = json.loads(text, parse_float=_finite_float, parse_int=_double_int,
+                             parse_constant=_no_constant)
+    except _Refused as err:
+        raise RpcError(PARSE_ERROR, f"parse error: {err}") from None
+    except json.JSONDecodeError as err:
+        raise RpcError(PARSE_ERROR, f"parse error: not valid JSON at column {err.colno}: "
+                       f"{err.msg}") from None
+    except (RecursionError, ValueError) as err:
+        raise RpcError(PARSE_ERROR, f"parse error: unreadable JSON ({type(err).__name__})") \
+            from None
+    if _SURROGATE_ESCAPE.search(text):  # rare: only then is the whole message re-encoded
+        try:
+            json.dumps(message, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise RpcError(PARSE_ERROR, "parse error: a string holds a lone surrogate (an "
+                           "unpaired \\ud800-\\udfff escape): not Unicode text") from None
+    return message
+
+
+@dataclass(slots=True)
+class _TooLong:
+    """A line past the size limit: its first bytes (to find its id) and its length."""
+
+    head: str | bytes
+    size: int
+
+
+def _lines(stream: TextIO | BinaryIO, limit: int) -> Iterator[str | bytes | _TooLong]:
+    """Yield the lines of ``stream`` (with their newline), or a :class:`_TooLong` for a line
+    longer than ``limit`` (bytes, or characters on a text stream), until end of input.
+
+    Memory: at most ``limit`` + 1 of one line; a longer line is read on and dropped in
+    pieces. A stream that fails to read ends the input (said on stderr)."""
+    while True:
+        try:
+            line = stream.readline(limit + 1)
+            if not line:
+                return
+            newline = "\n" if isinstance(line, str) else b"\n"
+            if len(line) <= limit or line.endswith(newline):
+                yield line
+                continue
+            head, size = line[:_HEAD], len(line)
+            del line
+            while piece := stream.readline(_PIECE):
+                size += len(piece)
+                if piece.endswith(newline):
+                    break
+        except (OSError, ValueError) as err:
+            _log(f"cannot read the input, stopping: {err}")
+            return
+        yield _TooLong(head, size)
+
+
+def _leading_id(head: str | bytes) -> Any:
+    """Return the id among the scalar members that open a JSON object (``{"jsonrpc": "2.0",
+    "id": 5, …``, as SDK clients write requests), or None. Stops at the first member whose
+    value is not a scalar, so nothing nested can be mistaken for the id."""
+    text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
+    opening = re.match(r"\s*\{", text)
+    at = opening.end() if opening else len(text)
+    while member := _SCALAR_MEMBER.match(text, at):
+        with contextlib.suppress(ValueError):
+            if json.loads(member["key"]) == "id":
+                rid = json.loads(member["value"])
+                return rid if _valid_id(rid) else None
+        at = member.end()
+    return None
+
+
+# -- one connection's protocol state --------------------------------------------------------
+
+@dataclass(slots=True)
+class Call:
+    """A request resolved when it was read (its handler, era and version fixed then), to be
+    run later: tools/call and prompts/get run on the worker, in arrival order."""
+
+    rid: Any
+    method: str
+    params: dict[str, Any]
+    version: str
+    modern: bool
+    handler: Callable[[dict[str, Any], str], dict[str, Any]]
 
 
 class McpServer:
@@ -241,7 +465,9 @@ class McpServer:
 
     ``store`` is a :class:`PalaceStore` (or anything with its ``call``, ``status`` and
     ``registry``). :attr:`version` is the version ``initialize`` negotiated (None before it);
-    requests carrying a 2026-07-28 envelope do not use it.
+    requests carrying a 2026-07-28 envelope do not use it. :meth:`receive` (the reader's half)
+    settles a line or returns the :class:`Call` it asks for; :meth:`run` (the worker's half)
+    answers that call. Neither raises.
     """
 
     def __init__(self, store: Any) -> None:
@@ -257,39 +483,66 @@ class McpServer:
         }
 
     # -- messages -------------------------------------------------------------------------
-    def handle_line(self, line: str) -> str | None:
+    def handle_line(self, line: str | bytes) -> str | None:
         """Answer one line of the stream: the reply's JSON text, or None (a notification, a
-        response, a blank line). Never raises for anything the peer sends."""
+        response, a blank line). Runs a call in this thread. Never raises."""
+        reply, call = self.receive(line)
+        return self.run(call) if call is not None else reply
+
+    def receive(self, line: str | bytes) -> tuple[str | None, Call | None]:
+        """Read one line: return (the reply text to send now, or None; the call to
+        :meth:`run` in order, or None). Only tools/call and prompts/get become calls; every
+        other line is settled here without the palace. Never raises. Cost: decoding the
+        line; a settled request costs what its handler does (a tools/list, an instructions
+        text)."""
         if not line.strip():
-            return None
+            return None, None
         try:
-            message = jsontext.loads(line, what="the message")
-        except ValidationError as err:
-            return _dump(_error(None, RpcError(PARSE_ERROR, f"parse error: {err}")))
-        reply = self.handle(message)
-        if reply is None:
-            return None
+            message = _decode(line)
+        except RpcError as err:
+            return _text(_error(None, err)), None
         try:
-            return _dump(reply)
-        except (TypeError, ValueError) as err:  # a result that is not JSON: a bug, reported
-            _log(f"unsendable reply: {err}")
-            return _dump(_error(reply.get("id"), RpcError(
-                INTERNAL_ERROR, f"internal error: the result is not JSON ({err})")))
+            reply, call = self._triage(message)
+        except Exception as err:  # noqa: BLE001 - a bug: answered, reported, and survived
+            rid = message.get("id") if isinstance(message, dict) else None
+            return _text(_bug(rid if _valid_id(rid) else None, err)), None
+        return (None if reply is None else _text(reply)), call
+
+    def run(self, call: Call) -> str:
+        """Answer ``call`` (from :meth:`receive`): return the reply's JSON text. Never raises.
+        Cost: the tool's or prompt's own."""
+        return _text(self._execute(call))
+
+    def refuse_too_long(self, line: _TooLong, limit: int) -> str:
+        """Return the error for a line longer than ``limit`` (with the request's id when its
+        first members name it)."""
+        return _text(_error(_leading_id(line.head), RpcError(
+            INVALID_REQUEST, f"message too large: {line.size:,} bytes or more, past this "
+            f"server's limit of {limit:,} (a drawer of 5,000,000 characters fits); it was not "
+            "read")))
 
     def handle(self, message: Any) -> dict[str, Any] | None:
-        """Answer one decoded message with a reply dict, or None when none is due."""
+        """Answer one decoded message with a reply dict, or None when none is due (a call
+        runs in this thread)."""
+        reply, call = self._triage(message)
+        return self._execute(call) if call is not None else reply
+
+    def _triage(self, message: Any) -> tuple[dict[str, Any] | None, Call | None]:
+        """Return (the reply due now, or None; the call to run later, or None)."""
         if isinstance(message, list):
             return _error(None, RpcError(INVALID_REQUEST, "batches are not supported (MCP "
-                                         "removed JSON-RPC batching): send one message a line"))
+                                         "removed JSON-RPC batching): send one message a "
+                                         "line")), None
         if not isinstance(message, dict):
-            return _error(None, RpcError(INVALID_REQUEST, "a message must be a JSON object"))
+            return _error(None, RpcError(INVALID_REQUEST, "a message must be a JSON object")), \
+                None
         notification = "id" not in message
         rid = message.get("id")
         if "method" not in message:
             if not notification and ("result" in message or "error" in message):
-                return None  # a response; this server sends no requests, so nothing awaits it
+                return None, None  # a response; this server sends no requests, so none awaits
             return _error(rid if _valid_id(rid) else None,
-                          RpcError(INVALID_REQUEST, "a request needs a 'method'"))
+                          RpcError(INVALID_REQUEST, "a request needs a 'method'")), None
         method = message["method"]
         problem = None
         if message.get("jsonrpc") != "2.0":
@@ -297,30 +550,31 @@ class McpServer:
         elif not isinstance(method, str):
             problem = "'method' must be a string"
         elif not notification and not _valid_id(rid):
-            problem = "'id' must be a string or a number"
+            problem = f"'id' must be a string or an integer between -{MAX_ID} and {MAX_ID}"
         if notification:
             # notifications/initialized needs no action (initialize already answered), and
-            # notifications/cancelled never finds a request in flight: requests run one at a
-            # time, each answered before the next line is read. Others are not ours to act on.
-            return None
+            # notifications/cancelled is not acted on (see the module docstring). Others are
+            # not ours to act on.
+            return None, None
         if problem is not None:
-            return _error(rid if _valid_id(rid) else None, RpcError(INVALID_REQUEST, problem))
+            return _error(rid if _valid_id(rid) else None,
+                          RpcError(INVALID_REQUEST, problem)), None
         try:
-            result = self._request(method, message.get("params"))
+            call = self._resolve(rid, method, message.get("params"))
         except RpcError as err:
-            return _error(rid, err)
-        except Exception as err:  # noqa: BLE001 - a bug: reported to the client and stderr
-            _log(traceback.format_exc())
-            return _error(rid, RpcError(INTERNAL_ERROR, f"internal error: {err}",
-                                        {"type": type(err).__name__}))
-        return {"jsonrpc": "2.0", "id": rid, "result": result}
+            return _error(rid, err), None
+        if method in STORE_METHODS:
+            return None, call
+        return self._execute(call), None
 
-    def _request(self, method: str, params: Any) -> dict[str, Any]:
+    def _resolve(self, rid: Any, method: str, params: Any) -> Call:
+        """Return the call ``method`` asks for, its era and version settled now (so a later
+        initialize cannot change an earlier request's answer); raise RpcError if none."""
         params = _params(params)
         meta = params.get("_meta")
         modern = isinstance(meta, dict) and META_VERSION in meta
         if method == "initialize" and not modern:
-            return self._initialize(params)
+            return Call(rid, method, params, "", False, self._initialize)
         if modern:
             version = _envelope_version(meta)
             handler = None if method == "ping" else self._requests.get(method)
@@ -334,16 +588,25 @@ class McpServer:
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"method {method!r} not found"
                            + (f" in protocol version {version}" if modern else ""))
-        result = handler(params, version)
-        if modern:
+        return Call(rid, method, params, version, modern, handler)
+
+    def _execute(self, call: Call) -> dict[str, Any]:
+        """Return the reply to ``call``: its result, or the error it raised."""
+        try:
+            result = call.handler(call.params, call.version)
+        except RpcError as err:
+            return _error(call.rid, err)
+        except Exception as err:  # noqa: BLE001 - a bug: reported to the client and stderr
+            return _bug(call.rid, err)
+        if call.modern:
             result = {**result, "resultType": "complete",
                       "_meta": {**result.get("_meta", {}), META_SERVER: dict(SERVER_INFO)}}
-            if method in CACHEABLE:
+            if call.method in CACHEABLE:
                 result.update(CACHE_HINTS)
-        return result
+        return {"jsonrpc": "2.0", "id": call.rid, "result": result}
 
     # -- lifecycle ----------------------------------------------------------------------
-    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _initialize(self, params: dict[str, Any], version: str = "") -> dict[str, Any]:
         asked = params.get("protocolVersion")
         if not isinstance(asked, str):
             raise RpcError(INVALID_PARAMS, "initialize needs a string 'protocolVersion'")
@@ -428,38 +691,174 @@ def _error(rid: Any, err: RpcError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "error": err.to_dict()}
 
 
+def _bug(rid: Any, err: Exception) -> dict[str, Any]:
+    """Return the -32603 reply for an unexpected exception (its traceback goes to stderr)."""
+    _log(traceback.format_exc())
+    return _error(rid, RpcError(INTERNAL_ERROR, f"internal error: {_clip(str(err))}",
+                                {"type": type(err).__name__}))
+
+
+def _clip(text: str, limit: int = 500) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _dump(reply: dict[str, Any]) -> str:
     return json.dumps(reply, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
 
+def _text(reply: dict[str, Any]) -> str:
+    """Return ``reply`` as one line of JSON; a reply that is not JSON (a bug) becomes a
+    -32603 error naming why, and if even that fails, a fixed one."""
+    try:
+        return _dump(reply)
+    except Exception as err:  # noqa: BLE001 - TypeError, ValueError, RecursionError…
+        _log(f"unsendable reply: {type(err).__name__}: {err}")
+        rid = reply.get("id")
+        try:
+            return _dump(_error(rid if _valid_id(rid) else None, RpcError(
+                INTERNAL_ERROR, f"internal error: the reply is not JSON ({_clip(str(err))})")))
+        except Exception:  # noqa: BLE001
+            return _dump(_error(None, RpcError(INTERNAL_ERROR,
+                                               "internal error: the reply is not JSON")))
+
+
 def _log(text: str) -> None:
-    print(f"palazzo mcp: {text.rstrip()}", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError, ValueError):
+        print(f"palazzo mcp: {text.rstrip()}", file=sys.stderr, flush=True)
 
 
-def serve(store: Any, stdin: TextIO, stdout: TextIO) -> int:
+# -- the stream -----------------------------------------------------------------------------
+
+class _Outbox:
+    """stdout for two threads: each reply a whole line, flushed; closed once the client has
+    gone (a failed write), after which replies are dropped."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.sent = 0
+        self.closed = False
+
+    def send(self, text: str) -> None:
+        """Write ``text`` and a newline and flush; never raises."""
+        with self._lock:
+            if self.closed:
+                return
+            try:
+                self._stream.write(text + "\n")
+                self._stream.flush()
+            except (OSError, ValueError):  # BrokenPipeError, or a closed stream: the client left
+                self.closed = True
+                return
+            self.sent += 1
+
+
+class _CallQueue:
+    """Calls waiting for the worker, in arrival order, holding at most ``budget`` bytes of
+    message text (one call over budget is let in alone, so no message waits forever)."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._calls: deque[tuple[Call, int]] = deque()
+        self._bytes = 0
+        self._closed = False
+        self._changed = threading.Condition()
+
+    def put(self, call: Call, size: int) -> None:
+        """Queue ``call``, first waiting while the queue holds too much."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self._calls or
+                                   self._bytes + size <= self._budget)
+            self._calls.append((call, size))
+            self._bytes += size
+            self._changed.notify_all()
+
+    def get(self) -> Call | None:
+        """Return the next call, waiting for one; None once closed and empty."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._calls or self._closed)
+            if not self._calls:
+                return None
+            call, size = self._calls.popleft()
+            self._bytes -= size
+            self._changed.notify_all()
+            return call
+
+    def close(self, drop: bool = False) -> None:
+        """Let :meth:`get` return None once the queue is empty (at once with ``drop``)."""
+        with self._changed:
+            self._closed = True
+            if drop:
+                self._calls.clear()
+                self._bytes = 0
+            self._changed.notify_all()
+
+
+def _work(server: McpServer, calls: _CallQueue, outbox: _Outbox) -> None:
+    """The worker: run the queued calls one at a time until the queue closes."""
+    while (call := calls.get()) is not None:
+        if outbox.closed:  # the client has gone: nobody would read what is left
+            calls.close(drop=True)
+            continue
+        outbox.send(server.run(call))
+
+
+def _start_worker(server: McpServer, calls: _CallQueue, outbox: _Outbox
+                  ) -> threading.Thread | None:
+    """Return the started worker thread, or None where threads cannot start (Pyodide)."""
+    worker = threading.Thread(target=_work, args=(server, calls, outbox),
+                              name="palazzo-mcp-calls")
+    try:
+        worker.start()
+    except RuntimeError:
+        return None
+    return worker
+
+
+def serve(store: Any, stdin: TextIO | BinaryIO, stdout: TextIO,
+          max_message: int = MAX_MESSAGE_BYTES) -> int:
     """Answer the MCP messages read from ``stdin`` on ``stdout`` until end of input.
 
-    ``store`` is a :class:`PalaceStore` (or the same calls). Each reply is written and flushed
-    before the next line is read, and a write is answered only after the store saved it.
-    Returns the number of replies written (it stops early if the client closes stdout).
-    Cost: one store call per tools/call.
+    ``store`` is a :class:`PalaceStore` (or the same calls); ``stdin`` yields bytes (the
+    real stdin: ``max_message`` counts bytes) or text (characters). Cheap requests are
+    answered as they are read, calls in order on a worker thread (see the module docstring);
+    a write is answered only after the store saved it. Returns, once every call read has
+    been answered, the number of replies written (it stops early if the client closes
+    stdout). Cost: one store call per tools/call; memory about two messages of
+    ``max_message`` plus the one being read.
     """
     server = McpServer(store)
-    sent = 0
-    while line := stdin.readline():
-        reply = server.handle_line(line)
-        if reply is not None:
-            try:
-                stdout.write(reply + "\n")
-                stdout.flush()
-            except BrokenPipeError:  # the client has gone; what it asked for is done
+    outbox = _Outbox(stdout)
+    calls = _CallQueue(max_message)
+    worker = _start_worker(server, calls, outbox)
+    try:
+        for line in _lines(stdin, max_message):
+            if outbox.closed:
                 break
-            sent += 1
-    return sent
+            if isinstance(line, _TooLong):
+                outbox.send(server.refuse_too_long(line, max_message))
+                continue
+            reply, call = server.receive(line)
+            if reply is not None:
+                outbox.send(reply)
+            if call is None:
+                continue
+            if worker is None:
+                outbox.send(server.run(call))
+            else:
+                calls.put(call, len(line))
+    except BaseException:  # KeyboardInterrupt: the running call ends, the queued ones go
+        calls.close(drop=True)
+        raise
+    finally:
+        calls.close()
+        if worker is not None:
+            worker.join()
+    return outbox.sent
 
 
 def run_stdio(palace_dir: Path, make_palace: Callable[..., Palace],
-              stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+              stdin: TextIO | BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     """Serve the palace in ``palace_dir`` (created if missing) over stdio until end of input.
 
     Opens it as its writer, or read-only when another process holds its lock. Anything the
@@ -467,13 +866,10 @@ def run_stdio(palace_dir: Path, make_palace: Callable[..., Palace],
     """
     palace = PalaceDirectory(palace_dir, make_palace)
     wrapped: list[io.TextIOWrapper] = []
-    # The protocol is UTF-8 whatever the locale says; bytes that are not UTF-8 become U+FFFD
-    # (and then a parse error) instead of ending the server.
+    # stdin is read as bytes: the size limit counts bytes, and bytes that are not UTF-8 are a
+    # parse error of their line (whatever the locale says) instead of ending the server.
     if stdin is None:
-        stdin = sys.stdin
-        if hasattr(stdin, "buffer"):
-            stdin = io.TextIOWrapper(stdin.buffer, encoding="utf-8", errors="replace")
-            wrapped.append(stdin)
+        stdin = getattr(sys.stdin, "buffer", sys.stdin)
     if stdout is None:
         stdout = sys.stdout
         if hasattr(stdout, "buffer"):
