@@ -4,13 +4,15 @@ One record on disk::
 
     b"PZ" | u32 little-endian payload length | u32 little-endian CRC-32 of the payload | payload
 
-The payload is UTF-8 JSON of ``{"seq", "op", "args", "clock"}``: the operation's name, its
-validated arguments and the clock value it ran with. :func:`scan` reads records from the start
-and stops at the first one that is torn (shorter than its header says), has a bad magic, a bad
-checksum or a payload that is not such an object; everything from there on is the *tail*
-that boot drops. A CRC-32 (``zlib``, in every Python including Pyodide) catches torn and
-corrupted writes; it is not a defence against someone forging a journal, which the palace's
-owner controls anyway.
+The payload is UTF-8 JSON of ``{"seq", "op", "args", "clock"}`` and, when the operation
+computed something replay must not compute again, ``"effects"``: the operation's name, its
+validated arguments, the clock value it ran with, and what it did that depends on more than
+those (the embedder it ran with and every vector it made: :mod:`palazzo.embed.recorded`).
+:func:`scan` reads records from the start and stops at the first one that is torn (shorter
+than its header says), has a bad magic, a bad checksum or a payload that is not such an
+object; everything from there on is the *tail* that boot drops. A CRC-32 (``zlib``, in every
+Python including Pyodide) catches torn and corrupted writes; it is not a defence against
+someone forging a journal, which the palace's owner controls anyway.
 """
 
 from __future__ import annotations
@@ -34,10 +36,15 @@ class Record:
     op: str
     args: dict[str, Any]
     clock: float
+    effects: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-able payload."""
-        return {"seq": self.seq, "op": self.op, "args": self.args, "clock": self.clock}
+        """Return the JSON-able payload (``effects`` only when there are some, so records
+        without them are byte-identical to those written before effects existed)."""
+        d = {"seq": self.seq, "op": self.op, "args": self.args, "clock": self.clock}
+        if self.effects is not None:
+            d["effects"] = self.effects
+        return d
 
 
 def encode(record: Record) -> bytes:
@@ -76,9 +83,10 @@ def _decode(payload: bytes) -> Record | None:
     if not isinstance(d, dict) or not isinstance(d.get("op"), str) or \
             not isinstance(d.get("args"), dict) or isinstance(d.get("seq"), bool) or \
             not isinstance(d.get("seq"), int) or isinstance(d.get("clock"), bool) or \
-            not isinstance(d.get("clock"), int | float):
+            not isinstance(d.get("clock"), int | float) or \
+            not isinstance(d.get("effects", {}), dict):
         return None
-    return Record(d["seq"], d["op"], d["args"], float(d["clock"]))
+    return Record(d["seq"], d["op"], d["args"], float(d["clock"]), d.get("effects"))
 
 
 def scan(data: bytes) -> Scan:

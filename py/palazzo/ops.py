@@ -18,7 +18,7 @@ import numpy as np
 
 from palazzo.errors import NotFound, UnknownOperation, ValidationError
 from palazzo.model import MAX_KEY
-from palazzo.palace import Palace
+from palazzo.palace import MAX_CONTENT, Palace
 from palazzo.schema import validate
 
 Result = dict[str, Any]
@@ -77,17 +77,23 @@ class Registry:
         """Return every operation's description, sorted by name."""
         return [self._ops[n].describe() for n in self.names()]
 
-    def call(self, palace: Palace, name: str, args: dict[str, Any] | None = None) -> Result:
-        """Validate ``args`` against the operation's schema, run it and return its result.
-
-        Invalid arguments raise :class:`ValidationError` before the palace is touched.
-        """
+    def check(self, name: str, args: dict[str, Any] | None = None) -> Operation:
+        """Return the operation ``name`` after checking ``args`` against its schema; raise
+        :class:`ValidationError` (or :class:`UnknownOperation`) otherwise. Touches no palace."""
         op = self.get(name)
         args = {} if args is None else args
         if not isinstance(args, dict):
             raise ValidationError(f"arguments of {name!r} must be an object")
         validate(args, op.schema, where=f"{name} arguments")
-        return op.run(palace, args)
+        return op
+
+    def call(self, palace: Palace, name: str, args: dict[str, Any] | None = None) -> Result:
+        """Validate ``args`` against the operation's schema, run it and return its result.
+
+        Invalid arguments raise :class:`ValidationError` before the palace is touched.
+        """
+        op = self.check(name, args)
+        return op.run(palace, {} if args is None else args)
 
 
 def _obj(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -269,6 +275,10 @@ def _bulk_replace(palace: Palace, args: dict[str, Any]) -> Result:
                 raise ValidationError(
                     f"replacing would leave drawer {palace.drawers.ids[r]} empty; nothing changed"
                 )
+            if len(new) > MAX_CONTENT:
+                raise ValidationError(
+                    f"replacing would make drawer {palace.drawers.ids[r]} longer than "
+                    f"{MAX_CONTENT} characters; nothing changed")
             changed.append((palace.drawers.ids[r], new))
     _check_replace_ids(palace, changed)
     if not args.get("dry_run", False):

@@ -25,7 +25,9 @@ def ticking(start=1_700_000_000.0):
 
 
 def make(**kw):
-    return Palace(embedder=HashEmbedder(), clock=lambda: 0.0, **kw)
+    # A small dimension keeps records short: the byte-by-byte tests boot once per byte, and
+    # a record carries the vectors its operation made.
+    return Palace(embedder=HashEmbedder(dim=16), clock=lambda: 0.0, **kw)
 
 
 def state(store):
@@ -211,7 +213,7 @@ def test_import_and_reindex_are_saved_as_snapshots_and_vectors_wait_for_their_em
     assert export_palace(again.palace, vectors="float32", exported_at=0.0)["palace"][
         "vectors"] == doc["palace"]["vectors"]
     # ...and attaching the same embedder adopts them: nothing to re-embed.
-    again.palace.set_embedder(HashEmbedder())
+    again.palace.set_embedder(HashEmbedder(dim=16))
     assert again.call("reindex")["embedded"] == 0
     assert again.palace.call("search", {"query": "imported", "mode": "vector"})["results"]
 

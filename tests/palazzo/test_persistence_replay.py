@@ -1,0 +1,237 @@
+"""Replay is exact and never deletes: recorded vectors, stored fits, atomic operations, boots
+that stop read-only at a failing record, readers racing a compaction, read-only signing."""
+
+import pytest
+
+from palazzo import journal
+from palazzo.embed import registry as embedders
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.errors import ValidationError
+from palazzo.journal import Record
+from palazzo.model import EdgeKind
+from palazzo.ops import REGISTRY, Operation, Registry, _obj
+from palazzo.palace import MAX_CONTENT, Palace
+from palazzo.palacefile import export_palace
+from palazzo.persistence import PalaceStore, ReadOnly, journal_name
+from palazzo.storage import MemorySpace
+
+TEXTS = ["the garden needs water in the morning", "water the garden in the evening",
+         "morning walks by the river", "the river floods in spring", "spring garden plans",
+         "evening walks and morning coffee", "coffee with friends by the river"]
+
+
+def ticking(start=1_700_000_000.0):
+    t = [start]
+
+    def clock():
+        t[0] += 1.0
+        return t[0]
+
+    return clock
+
+
+def maker(embedder_factory, **settings):
+    def make(**kw):
+        return Palace(embedder=embedder_factory(), clock=lambda: 0.0,
+                      **{"similar_threshold": 0.2, **settings, **kw})
+    return make
+
+
+def state(palace):
+    return export_palace(palace, vectors="float32", exported_at=0.0)
+
+
+def similar(palace):
+    e = palace.edges
+    return {(e.src[i], e.dst[i]) for i in e.live() if e.kind[i] is EdgeKind.SIMILAR_TO}
+
+
+class Counting:
+    """An embedder that counts the texts it is asked to embed (replay must ask for none)."""
+
+    def __init__(self, inner):
+        self.inner, self.texts = inner, 0
+        self.name, self.dim = inner.name, inner.dim
+
+    @property
+    def fingerprint(self):
+        return self.inner.fingerprint
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
+def test_reopening_with_another_embedder_replays_links_and_deposits_exactly():
+    space = MemorySpace()
+    store = PalaceStore(space, maker(lambda: HashEmbedder(384)), clock=ticking())
+    for text in TEXTS:
+        store.call("add_drawer", {"wing": "w", "room": "r", "content": text})
+    links = similar(store.palace)
+    src, dst = sorted(links)[0]
+    store.call("pheromone_deposit", {"path": [[src, dst, "SIMILAR_TO"]]})
+    store.call("add_drawer", {"wing": "w", "room": "r2", "content": "one more garden note"})
+    live = state(store.palace)
+    # The other embedder would have linked differently: the test means something.
+    other = maker(lambda: HashEmbedder(64))()
+    for text in TEXTS:
+        other.add_drawer("w", "r", text)
+    assert similar(other) != links
+    again = PalaceStore(space, maker(lambda: HashEmbedder(64)), clock=ticking())
+    assert again.status.problem is None and again.status.replayed == len(TEXTS) + 2
+    assert similar(again.palace) == similar(store.palace)
+    mine = state(again.palace)["palace"]
+    assert mine["edges"] == live["palace"]["edges"]  # pheromones included
+    assert not again.palace.drawers.has_vector.any()  # other vectors wait for reindex
+    # And back under the first embedder, the recorded vectors are all there.
+    third = PalaceStore(space, maker(lambda: HashEmbedder(384)), clock=ticking())
+    assert state(third.palace) == live
+
+
+def test_replay_uses_recorded_vectors_and_embeds_nothing():
+    space = MemorySpace()
+    store = PalaceStore(space, maker(lambda: HashEmbedder()), clock=ticking())
+    long_text = " ".join(f"sentence {i} about the long drawer." for i in range(300))
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": long_text})
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": TEXTS[0]})
+    store.call("navigate", {"start": "w/r", "goal": "w", "deposit": True})
+    counting = []
+
+    def make(**kw):
+        counting.append(Counting(HashEmbedder()))
+        return Palace(embedder=counting[-1], clock=lambda: 0.0,
+                      **{"similar_threshold": 0.2, **kw})
+
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.status.replayed == 3 and again.status.problem is None
+    assert sum(c.texts for c in counting) == 0
+    assert state(again.palace) == state(store.palace)
+    assert len(again.palace.drawers.chunks) > 1  # the long drawer's chunks came from the record
+
+
+def test_a_tfidf_fit_survives_a_restart_and_later_records_replay():
+    space = MemorySpace()
+    make = maker(lambda: embedders.make("tfidf"))
+    store = PalaceStore(space, make, clock=ticking())
+    for text in TEXTS:
+        store.call("add_drawer", {"wing": "w", "room": "r", "content": text})
+    store.call("reindex")  # fits, then compacts
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "garden water river"})
+    fp = store.palace.drawers.fingerprint
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.status.problem is None
+    assert again.palace.embedder.fingerprint == fp == again.palace.drawers.fingerprint
+    assert int(again.palace.drawers.has_vector.sum()) == len(TEXTS) + 1
+    assert state(again.palace) == state(store.palace)
+
+
+def test_a_failure_part_way_leaves_memory_as_disk_and_journals_nothing():
+    reg = Registry()
+    for name in REGISTRY.names():
+        reg.add(REGISTRY.get(name))
+
+    def add_then_fail(palace, args):
+        palace.add_drawer("w", "r", "half done")
+        raise RuntimeError("the embedder fell over")
+
+    reg.add(Operation("add_then_fail", "test", _obj({}), add_then_fail, mutates=True))
+    space = MemorySpace()
+    store = PalaceStore(space, maker(lambda: HashEmbedder()), registry=reg, clock=ticking())
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "x marks it"})
+    before, journal_before = state(store.palace), space.read(journal_name(1))
+    with pytest.raises(RuntimeError):
+        store.call("add_then_fail")
+    assert state(store.palace) == before and space.read(journal_name(1)) == journal_before
+    store.call("bulk_replace", {"find": "x", "replace": "xx"})
+    again = PalaceStore(space, maker(lambda: HashEmbedder()), registry=reg, clock=ticking())
+    assert again.status.problem is None and state(again.palace) == state(store.palace)
+
+
+def test_a_bulk_replace_that_cannot_finish_changes_nothing():
+    space = MemorySpace()
+    store = PalaceStore(space, maker(lambda: HashEmbedder()), clock=ticking())
+    store.call("add_drawer", {"wing": "w", "room": "a", "content": "x"})
+    store.call("add_drawer", {"wing": "w", "room": "b", "content": "x" * (MAX_CONTENT // 2 + 1)})
+    before = state(store.palace)
+    with pytest.raises(ValidationError, match="longer than"):
+        store.call("bulk_replace", {"find": "x", "replace": "xx"})
+    assert state(store.palace) == before
+
+
+def _append(space, gen, record):
+    space.append(journal_name(gen), journal.encode(record))
+
+
+def test_a_record_that_fails_on_replay_is_kept_and_the_palace_opens_read_only():
+    space = MemorySpace()
+    make = maker(lambda: HashEmbedder())
+    store = PalaceStore(space, make, clock=ticking())
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
+    gen, seq = store.status.generation, store.seq
+    _append(space, gen, Record(seq + 1, "update_drawer",
+                               {"drawer_id": "drawer_nope", "content": "x"}, 5.0))
+    _append(space, gen, Record(seq + 2, "add_drawer",
+                               {"wing": "w", "room": "r", "content": "after it"}, 6.0))
+    data = space.read(journal_name(gen))
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.status.read_only and again.status.stopped_at == seq + 1
+    assert "journal record 2 (update_drawer) failed on replay" in again.status.problem
+    assert space.read(journal_name(gen)) == data  # nothing deleted
+    assert again.palace.counts()["drawers"] == 1
+    with pytest.raises(ReadOnly, match="palazzo repair"):
+        again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
+    # A second boot finds the same; repair sets the two records aside, byte for byte.
+    assert PalaceStore(space, make, clock=ticking()).status.stopped_at == seq + 1
+    out = again.repair()
+    assert out["records"] == 2
+    assert space.read(out["rejected"]) == data[len(data) - len(space.read(out["rejected"])):]
+    assert journal.scan(space.read(out["rejected"])).records[1].args["content"] == "after it"
+    assert not again.status.read_only and again.status.problem is None
+    again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
+    assert PalaceStore(space, make, clock=ticking()).palace.counts()["drawers"] == 2
+    assert out["rejected"] in space.names()  # compaction keeps rejected records
+
+
+class RacingSpace(MemorySpace):
+    """Runs ``hook`` once, the first time a journal is read (a writer compacting meanwhile)."""
+
+    hook = None
+
+    def read(self, name):
+        if name.startswith("journal-") and self.hook is not None:
+            hook, self.hook = self.hook, None
+            hook()
+        return super().read(name)
+
+
+def test_a_reader_that_races_a_compaction_reads_again():
+    space = RacingSpace()
+    make = maker(lambda: HashEmbedder())
+    writer = PalaceStore(space, make, clock=ticking())
+    for text in TEXTS[:3]:
+        writer.call("add_drawer", {"wing": "w", "room": "r", "content": text})
+
+    def compact_meanwhile():
+        writer.call("add_drawer", {"wing": "w", "room": "r", "content": TEXTS[3]})
+        writer.compact()
+
+    space.hook = compact_meanwhile
+    reader = PalaceStore(space, make, clock=ticking(), read_only=True)
+    assert reader.palace.counts()["drawers"] == 4 == writer.palace.counts()["drawers"]
+    assert reader.status.problem is None
+
+
+def test_a_read_only_copy_never_signs_with_a_key_it_cannot_store():
+    space = MemorySpace()
+    make = maker(lambda: HashEmbedder())
+    writer = PalaceStore(space, make, clock=ticking())
+    writer.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
+    turn = writer.call("list_turns", {"conversation": "c"})["turns"][0]["id"]
+    assert space.read("keys.json") is None  # nothing signed yet
+    reader = PalaceStore(space, make, clock=ticking(), read_only=True)
+    with pytest.raises(ReadOnly, match="cannot store"):
+        reader.call("slice_context", {"anchor": turn})
+    assert space.read("keys.json") is None
+    bundle = writer.call("slice_context", {"anchor": turn})["bundle"]
+    reader.boot()
+    assert reader.call("slice_context", {"anchor": turn})["bundle"]["token"] == bundle["token"]
