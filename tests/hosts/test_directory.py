@@ -6,6 +6,8 @@ stdio, and ``python -m palazzo.cli`` commands, on one palace directory.
 """
 
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -169,3 +171,22 @@ def test_a_reader_that_saw_a_torn_tail_cuts_it_before_its_own_write(tmp_path):
     finally:
         reader.close()
     assert drawers_on_disk(palace) == ["acknowledged", "by the reader"]
+
+
+def test_the_writer_narrows_palace_files_an_older_version_left_readable(tmp_path):
+    palace = tmp_path / "atrium"
+    first = PalaceDirectory(palace, make)
+    first.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
+    turn = first.call("list_turns", {"conversation": "c"})["turns"][0]["id"]
+    first.call("slice_context", {"anchor": turn})
+    first.close()
+    mine = [p for p in palace.iterdir() if p.name != ".lock"]
+    assert {p.name for p in mine} >= {"keys.json"}
+    for p in [*mine, palace / ".lock"]:
+        os.chmod(p, 0o644)  # as an older version made them
+    (palace / "notes.txt").write_text("the user's own file")
+    os.chmod(palace / "notes.txt", 0o644)
+    PalaceDirectory(palace, make).close()  # opened by its writer
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in palace.iterdir()}
+    assert modes.pop("notes.txt") == 0o644  # not a palace file: left alone
+    assert modes == dict.fromkeys(modes, 0o600)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 from palazzo.errors import PalazzoError
 from palazzo.palace import Palace
-from palazzo.persistence import PalaceStore, ReadOnly
+from palazzo.persistence import KEYS, PalaceStore, ReadOnly
 from palazzo.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
 
 
@@ -77,6 +78,26 @@ class PalaceDirectory:
         # Taken before the boot: files that change after it make the next call reload.
         self._seen: tuple[tuple[str, int, int, int], ...] | None = self._files()
         self.store = PalaceStore(self.space, make, read_only=not self._owner)
+        if self._owner:
+            self._make_private()
+
+    def _make_private(self) -> None:
+        """Narrow the modes an older version left on the palace's files (0644) to the 0600
+        that :class:`DirectorySpace` creates them with: they hold memory verbatim and
+        ``keys.json`` the signing secrets. Only the writer does it, only to the palace's own
+        files (not to other files in the directory, nor to the directory, which a user may
+        have chosen), and a mode that cannot be changed is left as it is. Cost: one stat a
+        file."""
+        uid = getattr(os, "getuid", lambda: None)()
+        if uid is None:  # no POSIX modes here
+            return
+        for p in self.path.iterdir():
+            if p.name not in (KEYS, ".lock") and not p.name.startswith(("snapshot-", "journal-")):
+                continue
+            with contextlib.suppress(OSError):
+                st = os.lstat(p)  # a link is not followed
+                if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077 and st.st_uid == uid:
+                    os.chmod(p, stat.S_IMODE(st.st_mode) & DirectorySpace.FILE_MODE)
 
     @property
     def status(self) -> Any:
