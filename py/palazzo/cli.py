@@ -72,6 +72,20 @@ def _init(args) -> int:
     return 0
 
 
+def _repair(args) -> int:
+    d = _open(args, create=False)
+    stopped = d.status.stopped_at
+    if stopped is None:
+        _print({"repaired": False, "problem": d.status.problem})
+        return 0
+    if not args.yes:
+        raise PalazzoError(f"{d.status.problem}. Run `palazzo repair --yes` to set record "
+                           f"{stopped} and the records after it aside (they are kept in a "
+                           "rejected-… file beside the journal) and open the palace for writing")
+    _print({"repaired": True, **d.store.repair()})
+    return 0
+
+
 def _status(args) -> int:
     d = _open(args, create=False)
     _print({"palace": d.call("palace_status"), "storage": {"path": str(d.path),
@@ -344,6 +358,8 @@ def parser() -> argparse.ArgumentParser:
 
     cmd("init", _init, "create a palace directory")
     cmd("status", _status, "counts, embedder and storage of the palace")
+    c = cmd("repair", _repair, "set aside journal records that fail on replay (kept in a file)")
+    c.add_argument("--yes", action="store_true", help="do it (without: say what it would do)")
     c = cmd("search", _search, "hybrid search")
     c.add_argument("query")
     c.add_argument("--wing")
