@@ -255,12 +255,16 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
 
 
 def _search(palace: Palace, args: dict[str, Any]) -> Result:
-    from palazzo.search import search
+    from palazzo.search import MAX_QUERY, search
 
-    hits = search(palace, args["query"], limit=args.get("limit", 10), wing=args.get("wing"),
+    query = args["query"]
+    hits = search(palace, query, limit=args.get("limit", 10), wing=args.get("wing"),
                   room=args.get("room"), mode=args.get("mode", "hybrid"),
                   pheromone=args.get("pheromone", 0.0))
-    return {"query": args["query"], "results": [h.to_dict() for h in hits]}
+    out = {"query": query[:MAX_QUERY], "results": [h.to_dict() for h in hits]}
+    if len(query) > MAX_QUERY:
+        out["query_cut_to"] = MAX_QUERY  # what was read; the rest was ignored
+    return out
 
 
 def _bulk_replace(palace: Palace, args: dict[str, Any]) -> Result:

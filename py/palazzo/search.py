@@ -97,6 +97,12 @@ def pheromone_term(palace, candidates: np.ndarray, weight: float) -> np.ndarray:
     return np.where(candidates, weight * np.minimum(exploitation, 1.0) / (RRF_K + 1.0), 0.0)
 
 
+# Characters of a query that are read: MiniLM reads at most 256 word pieces (about 1,000
+# characters) and BM25 gains nothing from a whole document as a query; a 10 MB query once
+# held an MCP server for 30 s.
+MAX_QUERY = 10_000
+
+
 def search(
     palace,
     query: str,
@@ -113,8 +119,10 @@ def search(
     MemPalace's 0.6·cosine + 0.4·min-max(BM25), kept to measure against. ``pheromone`` > 0
     adds the learned term (hybrid only; see the module docstring); each hit then reports the
     term it got. Cost: one embedding, one matvec over all drawers, one sparse BM25 pass, and
-    sorting the top candidates.
+    sorting the top candidates. A query longer than :data:`MAX_QUERY` characters is read up to
+    there.
     """
+    query = query[:MAX_QUERY]
     if mode not in MODES:
         raise ValidationError(f"mode must be one of {', '.join(MODES)}")
     pheromone = float(pheromone)

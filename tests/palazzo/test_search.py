@@ -66,3 +66,17 @@ def test_bad_weights_are_refused(palace):
         search(palace, "violin", pheromone=1.0, mode="bm25")
     with pytest.raises(ValidationError):
         palace.call("search", {"query": "violin", "pheromone": -1})
+
+
+def test_a_huge_query_is_read_up_to_max_query_characters():
+    from palazzo.embed.hashing import HashEmbedder
+    from palazzo.palace import Palace
+    from palazzo.search import MAX_QUERY
+
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 0.0)
+    p.add_drawer("w", "r", "the lighthouse keeper's log")
+    huge = "lighthouse keeper " + "x" * (10 << 20)
+    out = p.call("search", {"query": huge})
+    assert out["query_cut_to"] == MAX_QUERY and len(out["query"]) == MAX_QUERY
+    assert out["results"][0]["content"].startswith("the lighthouse")
+    assert "query_cut_to" not in p.call("search", {"query": "lighthouse"})
