@@ -6,6 +6,7 @@ import concurrent.futures
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -226,6 +227,85 @@ def test_a_reader_becomes_the_writer_when_the_writer_leaves(tmp_path):
             assert "read-only" not in (again.instructions or "")
 
     run(handover)
+
+
+@pytest.mark.filterwarnings("ignore:ping is removed")  # the handshake era still has it
+def test_a_ping_and_a_tool_list_are_answered_while_a_long_search_runs(tmp_path):
+    palace = tmp_path / "atrium"
+    # A query of 2 MB of distinct words: the hash embedder and BM25 take seconds over it.
+    query = " ".join(f"word{i}" for i in range(250_000))
+
+    async def session() -> None:
+        async with connect(palace, mode="legacy") as client:
+            for i in range(20):
+                await ok(client, "add_drawer", {"wing": "w", "room": "r",
+                                                "content": f"note {i}: word{i} and more"})
+            finished: list[str] = []
+
+            async def search() -> None:
+                await ok(client, "search", {"query": query, "limit": 3})
+                finished.append("search")
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(search)
+                await anyio.wait_all_tasks_blocked()  # the search is sent (or being written)
+                await client.send_ping()
+                finished.append("ping")
+                assert "search" in [t.name for t in (await client.list_tools()).tools]
+                finished.append("tools/list")
+            assert finished == ["ping", "tools/list", "search"]
+
+    run(session)
+
+
+def test_a_message_past_the_limit_is_refused_and_the_server_goes_on(tmp_path):
+    palace = tmp_path / "atrium"
+
+    async def session() -> None:
+        async with connect(palace) as client:
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("add_drawer", {"wing": "w", "room": "r",
+                                                      "content": "x" * 70_000_000})
+            assert refused.value.code == -32600
+            assert "message too large" in refused.value.message
+            await ok(client, "add_drawer", {"wing": "w", "room": "r", "content": "fits"})
+            assert await drawers(client) == 1
+
+    run(session)
+
+
+HOSTILE = [
+    b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":Infinity,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+    b"[" * 100_000,
+    rb'{"jsonrpc":"2.0","id":"\ud800","method":"ping"}',
+    b"\xff\xfe\xfd",
+    b'"' + b"z" * 10_000_000 + b'"',
+    b"null",
+]
+
+
+def test_hostile_lines_do_not_end_the_server_process(tmp_path):
+    """Raw lines no SDK would send, to the real process: each gets an error with id null, the
+    process lives, and a request after them is answered."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "py")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "palazzo.hosts.mcp", "--palace", str(tmp_path / "atrium"),
+         "--embedder", "hash"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, env=env)
+    try:
+        ping = b'{"jsonrpc":"2.0","id":"alive","method":"ping"}'
+        out, _ = proc.communicate(b"\n".join([*HOSTILE, ping]) + b"\n", timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    replies = [json.loads(line) for line in out.splitlines()]
+    assert replies[-1] == {"jsonrpc": "2.0", "id": "alive", "result": {}}
+    assert len(replies) == len(HOSTILE) + 1
+    assert all(r["id"] is None and r["error"]["code"] in (-32700, -32600) for r in replies[:-1])
+    assert proc.returncode == 0
 
 
 def _server_pid(log_path: Path) -> int:
