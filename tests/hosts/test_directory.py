@@ -19,7 +19,7 @@ from palazzo.embed.hashing import HashEmbedder
 from palazzo.hosts.directory import PalaceDirectory
 from palazzo.palace import Palace
 from palazzo.palacefile import export_palace
-from palazzo.persistence import PalaceStore
+from palazzo.persistence import PalaceStore, ReadOnly
 from palazzo.storage import DirectoryRoot, DirectorySpace
 
 pytestmark = pytest.mark.cpython_only
@@ -190,3 +190,26 @@ def test_the_writer_narrows_palace_files_an_older_version_left_readable(tmp_path
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in palace.iterdir()}
     assert modes.pop("notes.txt") == 0o644  # not a palace file: left alone
     assert modes == dict.fromkeys(modes, 0o600)
+
+
+def test_a_reader_that_gave_the_lock_back_stays_read_only_after_it_reloads(tmp_path):
+    palace = tmp_path / "atrium"
+    holder = PalaceDirectory(palace, make)
+    reader = PalaceDirectory(palace, make)
+    holder.call("add_drawer", {"wing": "w", "room": "r", "content": "first"})
+    holder.close()
+    try:  # the files changed since the reader read them: it boots as the writer for this
+        reader.call("add_drawer", {"wing": "w", "room": "r", "content": "by the reader"})
+        assert reader.status.read_only and not reader.writer
+        holder = PalaceDirectory(palace, make)  # a writer again, for good
+        holder.call("add_drawer", {"wing": "w", "room": "r", "content": "by the writer"})
+        assert reader.call("palace_status")["drawers"] == 3  # reloaded...
+        assert reader.status.read_only  # ...and still read-only
+        with pytest.raises(ReadOnly):
+            reader.call("add_drawer", {"wing": "w", "room": "r", "content": "refused"})
+        holder.call("add_drawer", {"wing": "w", "room": "r", "content": "writer again"})
+    finally:
+        reader.close()
+        holder.close()
+    assert drawers_on_disk(palace) == ["by the reader", "by the writer", "first",
+                                       "writer again"]

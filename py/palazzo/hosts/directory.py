@@ -178,7 +178,7 @@ class PalaceDirectory:
         unchanged = self._seen is not None and self._files() == self._seen
         if unchanged and self.space.names() and not status.problem and \
                 not status.dropped_bytes:
-            status.read_only = False
+            self._set_writer(True)
         else:
             self.store = PalaceStore(self.space, self._make, read_only=False)
         if self.store.status.read_only:  # boot found a record it would not cut
@@ -196,9 +196,16 @@ class PalaceDirectory:
             self._seen = None  # not sure what is on disk now: the next call boots again
         finally:
             self._unsaved_gen = None
-            self.store.status.read_only = True
+            self._set_writer(False)
             self._holding = False
             self._root.unlock(self.path.name)
+
+    def _set_writer(self, writer: bool) -> None:
+        """Switch the store between writer and reader. A store has two switches and both
+        must move: ``writer`` (this process holds the lock, so a boot may cut a torn tail and
+        boots as the writer) and ``status.read_only`` (calls may write)."""
+        self.store.writer = writer
+        self.store.status.read_only = not writer
 
     def _files(self) -> tuple[tuple[str, int, int, int], ...]:
         """Return (name, size, mtime, inode) of each palace file: a replaced file (a new
