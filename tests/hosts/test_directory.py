@@ -213,3 +213,24 @@ def test_a_reader_that_gave_the_lock_back_stays_read_only_after_it_reloads(tmp_p
         holder.close()
     assert drawers_on_disk(palace) == ["by the reader", "by the writer", "first",
                                        "writer again"]
+
+
+def test_a_reader_stores_the_first_signing_key_before_it_returns_a_token(tmp_path):
+    palace = tmp_path / "atrium"
+    holder = PalaceDirectory(palace, make)
+    holder.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
+    turn = holder.call("list_turns", {"conversation": "c"})["turns"][0]["id"]
+    reader = PalaceDirectory(palace, make)
+    try:
+        with pytest.raises(ReadOnly):  # the writer is there: sign there
+            reader.call("slice_context", {"anchor": turn})
+        holder.close()
+        bundle = reader.call("slice_context", {"anchor": turn})["bundle"]
+        assert reader.status.read_only and (palace / "keys.json").exists()
+    finally:
+        reader.close()
+    again = PalaceDirectory(palace, make)
+    try:
+        assert again.call("verify_token", {"bundle": bundle})["valid"] is True
+    finally:
+        again.close()

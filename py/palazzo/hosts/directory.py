@@ -119,14 +119,19 @@ class PalaceDirectory:
 
         A read-only copy first reloads when the files changed; for a mutating operation it
         takes the writer lock when it is free (else the store raises ReadOnly) and gives it
-        back afterwards, as the class says."""
+        back afterwards, as the class says. A read that has something to store (a slice that
+        needs the palace's first signing key, which a read-only copy refuses to make) is run
+        again the same way, so the key is stored before any token it signs is returned."""
         with self._serial:
             if self._owner:
                 return self.store.call(name, args)
             mutates = self.store.registry.get(name).mutates
             if not mutates and not self._holding:
                 self.refresh()
-                return self.store.call(name, args)
+                try:
+                    return self.store.call(name, args)
+                except ReadOnly:  # nothing was kept: take the lock and run it again below
+                    pass
             if not self._holding:
                 if not self._root.lock(self.path.name):
                     self.refresh()
