@@ -400,3 +400,126 @@ def test_progress_and_interrupted_apply(tmp_path):
         apply(plan, call)
     apply(plan, fresh.call)
     assert fresh.counts() == palace.counts()
+
+
+# -- hostile input: each a clear error (or a skipped item), never a traceback or a hang ----------
+
+def raw(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("stamp", ["1e400", "-1e400", "1e40", "1" + "0" * 400, "NaN",
+                                   "99999999999999999999"])
+def test_timestamps_beyond_any_date_are_a_clear_error(tmp_path, stamp):
+    doc = json.dumps(chatgpt_export()).replace("1714557601.0", "STAMP", 1)  # node q's time
+    rejected(raw(tmp_path / "gpt.json", doc.replace("STAMP", stamp)),
+             "timestamp (is not finite|.*out of range)")
+    line = '{"role": "user", "content": "hi", "timestamp": STAMP}\n'
+    rejected(raw(tmp_path / "chat.jsonl", line.replace("STAMP", stamp) * 2),
+             "message 0: timestamp (is not finite|.*out of range)")
+
+
+@pytest.mark.parametrize("value", [{}, [], ["m1"], {"uuid": "m1"}, 7])
+def test_ids_and_parents_that_are_not_text_are_a_clear_error(tmp_path, value):
+    parent = claude_export()
+    parent[0]["chat_messages"][2]["parent_message_uuid"] = value
+    rejected(write(tmp_path / "parent.json", parent), "parent_message_uuid must be text")
+    uid = claude_export()
+    uid[0]["chat_messages"][2]["uuid"] = value
+    rejected(write(tmp_path / "uuid.json", uid), "uuid must be text")
+    gpt = chatgpt_export()
+    gpt[1]["mapping"]["a"]["parent"] = value
+    rejected(write(tmp_path / "gpt.json", gpt), "parent must be an id or null")
+
+
+def test_a_claude_uuid_used_twice_ends(tmp_path):
+    """Two messages with one uuid used to loop forever (the second was its own child)."""
+    same = claude_export()[:1]
+    same[0]["chat_messages"].insert(1, dict(same[0]["chat_messages"][0]))
+    plan = plan_chats(write(tmp_path / "same.json", same))
+    assert plan.summary["messages"] == 4
+    assert plan.summary["skipped_by_reason"]["repeats message 0 (same uuid and content)"] == 1
+    imported(plan)
+    for linear in (False, True):
+        other = claude_export()[:1]
+        copy = dict(other[0]["chat_messages"][0], text="a different question")
+        other[0]["chat_messages"].append(copy)
+        if linear:
+            for m in other[0]["chat_messages"]:
+                m.pop("parent_message_uuid", None)
+        rejected(write(tmp_path / "other.json", other),
+                 "message 5: repeats the uuid 'm1' of message 0 with different content")
+
+
+def test_deep_nesting_in_jsonl_is_a_clear_error(tmp_path):
+    deep = '{"role": "user", "content": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    ok = '{"role": "user", "content": "hi"}'
+    rejected(raw(tmp_path / "deep.jsonl", f"{ok}\n{deep}\n"), "line 2 nests deeper than 100")
+    # Not named .jsonl: the sniff must not recurse either.
+    rejected(raw(tmp_path / "deep.txt", f"{deep}\n{ok}\n"), "nests deeper than 100")
+
+
+def test_lone_surrogates_are_a_clear_error(tmp_path):
+    text = json.dumps(claude_export()).replace("Who owns it?", "Who \\ud800 owns it?")
+    rejected(raw(tmp_path / "s.json", text), r"\[0\].chat_messages\[4\].text holds a lone "
+                                             r"surrogate \(\\ud800\)")
+
+
+def _zip(path, member=b"", method=zipfile.ZIP_STORED, name="conversations.json"):
+    with zipfile.ZipFile(path, "w", compression=method) as z:
+        z.writestr(name, member)
+    return path
+
+
+def _patch(path, field, value):
+    """Set a 2-byte little-endian field in every local (PK\\3\\4) and central (PK\\1\\2)
+    header of the archive: ``field`` is (local offset, central offset)."""
+    data = bytearray(path.read_bytes())
+    for sig, off in zip((b"PK\x03\x04", b"PK\x01\x02"), field, strict=True):
+        at = data.find(sig)
+        data[at + off:at + off + 2] = value.to_bytes(2, "little")
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_damaged_archives_are_a_clear_error(tmp_path):
+    body = json.dumps(chatgpt_export()).encode()
+    crc = _zip(tmp_path / "crc.zip", body)
+    data = bytearray(crc.read_bytes())
+    at = data.find(b"Token storage")
+    data[at] ^= 0x20
+    crc.write_bytes(bytes(data))
+    rejected(crc, r"crc.zip!conversations.json: cannot read the archive: Bad CRC")
+    encrypted = _patch(_zip(tmp_path / "enc.zip", body), (6, 8), 0x1)
+    rejected(encrypted, "cannot read the archive: .*encrypted")
+    method = _patch(_zip(tmp_path / "method.zip", body), (8, 10), 99)
+    rejected(method, "cannot read the archive: .*compression method")
+    truncated = tmp_path / "cut.zip"
+    whole = _zip(tmp_path / "whole.zip", body, zipfile.ZIP_DEFLATED).read_bytes()
+    truncated.write_bytes(whole[:40] + whole[-200:])  # keeps the directory, loses data
+    rejected(truncated, "cannot read the archive")
+
+
+def test_an_archive_that_inflates_past_the_limit_is_refused_while_inflating(tmp_path):
+    bomb = _zip(tmp_path / "bomb.zip", b"[" + b" " * (8 << 20) + b"]", zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 64 << 10
+    palace = Palace()
+    with pytest.raises(ImportRejected, match=r"bomb.zip!conversations.json: inflates to more "
+                                             r"than 1048576 bytes"):
+        plan_chats(bomb, max_bytes=1 << 20)
+    # A header that claims a small size is not trusted: the reader stops at the claim and
+    # the checksum then fails, or the limit is hit while inflating.
+    liar = tmp_path / "liar.zip"
+    data = bytearray(bomb.read_bytes())
+    for sig, off in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        at = data.find(sig)
+        data[at + off:at + off + 4] = (100).to_bytes(4, "little")
+    liar.write_bytes(bytes(data))
+    with pytest.raises(ImportRejected, match="liar.zip!conversations.json"):
+        plan_chats(liar, max_bytes=1 << 20)
+    big = raw(tmp_path / "big.json", "[" + " " * (2 << 20) + "]")
+    with pytest.raises(ImportRejected, match="more than the 1048576 bytes an export may have"):
+        plan_chats(big, max_bytes=1 << 20)
+    assert palace.counts()["drawers"] == 0
+    assert plan_chats(bomb).summary["conversations"] == 0  # the default limit is 1 GiB

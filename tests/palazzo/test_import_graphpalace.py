@@ -212,3 +212,30 @@ def test_unusable_items_are_skipped(tmp_path):
     reasons = sorted(s["reason"] for s in plan.summary["skipped"])
     assert reasons == ["empty drawer", "unusable entity name",
                        "unusable subject, predicate or object, or a self-loop"]
+
+
+def test_numbers_beyond_float_range_and_lone_surrogates_are_clear_errors(tmp_path):
+    text = json.dumps(export())
+    huge = "1" + "0" * 400
+    rejected(tmp_path, None, r"drawers\['drawer_8'\].importance must be a finite number, got "
+                             "an integer too large", raw=text.replace('"importance": 0.9',
+                                                                      f'"importance": {huge}')
+             .encode())
+    rejected(tmp_path, None, r"relationships\[1\].confidence must be a finite number",
+             raw=text.replace('"confidence": 0.8', '"confidence": 1e400', 1).encode())
+    rejected(tmp_path, None, r"data.drawers.drawer_9.content holds a lone surrogate",
+             raw=text.replace("Entropy never", "Entropy \\udc00 never").encode())
+
+
+def test_drawers_palazzo_keeps_once_are_named_not_counted_twice(tmp_path):
+    doc = export()
+    data = doc["data"]
+    data["drawers"]["drawer_99"] = dict(data["drawers"]["drawer_9"], id="drawer_99")
+    data["parent_map"]["drawer_99"] = data["parent_map"]["drawer_9"]
+    plan = plan_graphpalace(write(tmp_path, doc))
+    assert plan.summary["calls"]["add_drawer"] == 3
+    assert [(s["item"].rsplit(" ", 1)[-1], s["reason"].split(" as ")[0])
+            for s in plan.summary["skipped"]] == \
+        [("data.drawers['drawer_99']", "duplicate: the same text in Science/Physics")]
+    palace = Palace()
+    assert apply(plan, palace.call)["created"]["add_drawer"] == 3

@@ -376,6 +376,35 @@ def rows(conn: sqlite3.Connection, path: Path, sql: str,
         raise ImportRejected(f"{path}: cannot read: {err}") from None
 
 
+def check_unicode(doc: Any, where: str) -> None:
+    """Raise ImportRejected when a string (or key) of the parsed JSON ``doc`` is not Unicode
+    text: JSON may spell a lone surrogate (``"\\ud800"``), which Python keeps but no UTF-8
+    writer (the journal, a drawer id's hash, the terminal) can encode. Walks the document
+    without recursion; O(size of the document)."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, at = stack.pop()
+        if isinstance(value, str):
+            _check_encodable(value, at, where)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                _check_encodable(k, at, where)
+                stack.append((v, f"{at}.{k}" if isinstance(k, str) and k.isidentifier()
+                              else f"{at}[{k!r}]"))
+        elif isinstance(value, list):
+            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(value))
+
+
+def _check_encodable(text: str, at: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        bad = text[err.start]
+        place = at.encode("utf-8", "backslashreplace").decode("ascii", "replace") or "the text"
+        raise ImportRejected(f"{where}: {place} holds a lone surrogate (\\u{ord(bad):04x}), "
+                             "which is not Unicode text; the file is damaged") from None
+
+
 # -- text and time helpers ---------------------------------------------------------------------
 
 _FRACTION = re.compile(r"(\d{2}:\d{2}:\d{2})\.(\d{6})\d+")

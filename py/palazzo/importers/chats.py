@@ -35,9 +35,10 @@ adds nothing, even after a conversation was renamed.
 
 from __future__ import annotations
 
-import json
+import math
 import os
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -49,6 +50,7 @@ from palazzo.errors import ImportRejected
 from palazzo.importers import (
     Plan,
     PlanBuilder,
+    check_unicode,
     is_sqlite,
     open_sqlite,
     require_columns,
@@ -61,6 +63,7 @@ ROLE_MAP = {"user": "user", "human": "user", "assistant": "assistant", "model": 
 SKIPPED_ROLES = {"system", "developer", "tool", "function", "ipython"}
 CHATGPT_TEXT = {"text", "multimodal_text"}
 EXPORT_FILE = "conversations.json"
+MAX_EXPORT_BYTES = 1 << 30  # an export (or its zip member, inflated) may hold at most 1 GiB
 
 __all__ = ["plan_chats"]
 
@@ -85,6 +88,7 @@ class _Conversation:
     title: str
     where: str
     nodes: list[_Node] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (item, reason) left out
 
 
 def _role(raw: Any, where: str) -> tuple[str | None, str | None]:
@@ -99,17 +103,34 @@ def _role(raw: Any, where: str) -> tuple[str | None, str | None]:
     return None, f"unknown role {raw!r}"
 
 
+# The instants a datetime can hold (years 1 to 9999), in epoch seconds: a timestamp outside
+# them is a corrupt value, and would overflow where the palace turns it into a date.
+EARLIEST = -62_135_596_800.0
+LATEST = 253_402_300_799.0
+
+
 def _epoch(value: Any, where: str, millis: bool = False) -> float | None:
-    """Return a timestamp (number, or ISO 8601 text) as epoch seconds; None when absent."""
+    """Return a timestamp (number, or ISO 8601 text) as epoch seconds; None when absent.
+
+    Raises ImportRejected naming ``where`` for anything else, including numbers that are
+    not finite, too large for a float (a 400-digit integer) or outside years 1 to 9999.
+    """
     if value is None or value == "":
         return None
     if isinstance(value, bool):
         raise ImportRejected(f"{where}: timestamp must be a number or ISO 8601 text")
     if isinstance(value, int | float):
-        seconds = value / 1000 if millis else float(value)
-        if seconds != seconds or seconds in (float("inf"), float("-inf")):
+        try:
+            seconds = float(value) / 1000 if millis else float(value)
+        except OverflowError:
+            raise ImportRejected(f"{where}: timestamp is out of range (an integer too large "
+                                 "for a number of seconds)") from None
+        if not math.isfinite(seconds):
             raise ImportRejected(f"{where}: timestamp is not finite")
-        return float(seconds)
+        if not EARLIEST <= seconds <= LATEST:
+            raise ImportRejected(f"{where}: timestamp {value:.6g} is out of range (years 1 to "
+                                 "9999)")
+        return seconds
     if isinstance(value, str):
         text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
         head, dot, rest = text.partition(".")
@@ -118,11 +139,11 @@ def _epoch(value: Any, where: str, millis: bool = False) -> float | None:
             text = f"{head}.{rest[:min(digits, 6)]}{rest[digits:]}"
         try:
             moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise ImportRejected(f"{where}: timestamp {value!r} is not ISO 8601") from None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return moment.timestamp()
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            return moment.timestamp()
+        except (ValueError, OverflowError):
+            raise ImportRejected(f"{where}: timestamp {value[:80]!r} is not ISO 8601") from None
     raise ImportRejected(f"{where}: timestamp must be a number or ISO 8601 text")
 
 
@@ -244,22 +265,40 @@ def _claude(items: list[Any], where: str) -> Iterator[_Conversation]:
             raise ImportRejected(f"{at}: a Claude conversation needs a 'uuid'")
         title = c.get("name") if isinstance(c.get("name"), str) else ""
         conv = _Conversation(f"claude:{uuid}", title, at)
-        messages = c["chat_messages"]
+        messages: list[dict[str, Any]] = []
         keys: list[str] = []
-        for i, m in enumerate(messages):
+        first: dict[str, tuple[int, dict[str, Any]]] = {}  # key -> (index, message) seen first
+        for i, m in enumerate(c["chat_messages"]):
             if not isinstance(m, dict) or "sender" not in m:
                 raise ImportRejected(f"{at} message {i}: a Claude message needs 'sender'")
             uid = m.get("uuid")
-            keys.append(uid if isinstance(uid, str) and uid else f"#{i}")
+            if uid is not None and not isinstance(uid, str):
+                raise ImportRejected(f"{at} message {i}: uuid must be text")
+            parent = m.get("parent_message_uuid")
+            if parent is not None and not isinstance(parent, str):
+                raise ImportRejected(f"{at} message {i}: parent_message_uuid must be text")
+            key = f"u:{uid}" if uid else f"#{i}"
+            if key in first:
+                j, earlier = first[key]
+                if earlier != m:
+                    raise ImportRejected(f"{at} message {i}: repeats the uuid {uid!r} of "
+                                         f"message {j} with different content")
+                conv.skipped.append((f"{at} message {i}", f"repeats message {j} (same uuid "
+                                                            "and content)"))
+                continue
+            first[key] = (i, m)
+            messages.append(m)
+            keys.append(key)
         # Edits and regenerations are branches: every message names its parent (the root
         # ones a sentinel uuid). Older exports have no parents: the list order is the chat.
         known = set(keys)
-        tree = any(m.get("parent_message_uuid") in known for m in messages)
+        parents = [f"u:{m['parent_message_uuid']}" if m.get("parent_message_uuid") else None
+                   for m in messages]
+        tree = any(p in known for p in parents)
         previous: str | None = None
-        for i, (key, m) in enumerate(zip(keys, messages, strict=True)):
-            mat = f"{at} message {i}"
+        for key, m, parent in zip(keys, messages, parents, strict=True):
+            mat = f"{at} message {first[key][0]}"
             text, other = _claude_text(m, mat)
-            parent = m.get("parent_message_uuid")
             node = _Node(key, (parent if parent in known else None) if tree else previous,
                          m["sender"], text, _epoch(m.get("created_at"), mat), mat)
             if not text.strip() and other:
@@ -286,19 +325,28 @@ def _claude_text(m: dict[str, Any], where: str) -> tuple[str, int]:
 
 def _parents_first(nodes: list[_Node], where: str) -> list[_Node]:
     """Return ``nodes`` reordered so every parent comes before its children (depth first
-    from the roots, children in their original order); raise ImportRejected on a cycle."""
+    from the roots, children in their original order); raise ImportRejected on a cycle or a
+    repeated key. Every key is expanded at most once, so the walk ends whatever the links
+    say. Cost: O(messages)."""
+    keys = [n.key for n in nodes]
+    if len(set(keys)) != len(keys):
+        raise ImportRejected(f"{where}: two messages have the same uuid")
     children: dict[str | None, list[_Node]] = {}
     for node in nodes:
         children.setdefault(node.parent, []).append(node)
     out: list[_Node] = []
+    expanded: set[str] = set()
     stack = list(reversed(children.get(None, [])))
     while stack:
         node = stack.pop()
+        if node.key in expanded:
+            raise ImportRejected(f"{where}: the messages' parent links form a cycle")
+        expanded.add(node.key)
         out.append(node)
         stack.extend(reversed(children.get(node.key, [])))
-    if len(out) != len(nodes) or len({n.key for n in out}) != len(out):
-        raise ImportRejected(f"{where}: the messages' parent links form a cycle or repeat a "
-                             "uuid")
+    if len(out) != len(nodes):
+        raise ImportRejected(f"{where}: the messages' parent links form a cycle "
+                             f"({len(nodes) - len(out)} message(s) never reach a first one)")
     return out
 
 
@@ -359,20 +407,25 @@ def _json(value: Any, where: str) -> Any:
         value = value.decode("utf-8", errors="replace")
     if not isinstance(value, str):
         raise ImportRejected(f"{where}: data must be JSON text")
-    try:
-        return json.loads(value)
-    except (json.JSONDecodeError, RecursionError):
-        raise ImportRejected(f"{where}: data is not valid JSON") from None
+    doc = jsontext.loads(value, f"{where}: data", ImportRejected)
+    check_unicode(doc, f"{where}: data")
+    return doc
 
 
 # -- detection ----------------------------------------------------------------------------------
 
-def _load_text(path: Path) -> tuple[str, str]:
-    """Return (JSON or JSONL text, where it came from) of a file, folder or export zip."""
+def _load_text(path: Path, limit: int) -> tuple[str, str]:
+    """Return (JSON or JSONL text, where it came from) of a file, folder or export zip.
+
+    At most ``limit`` bytes are read: a larger file, or a zip member that inflates past it
+    (counted while inflating, not taken from the archive's header), raises ImportRejected
+    naming the member and the limit, as does any archive the zip reader refuses (bad CRC,
+    encrypted member, unknown compression method, truncated data).
+    """
     if path.is_dir():
         inner = path / EXPORT_FILE
         if inner.is_file():
-            return _load_text(inner)
+            return _load_text(inner, limit)
         db = path / "opencode.db"
         if db.is_file():
             raise _Sqlite(db)
@@ -382,18 +435,59 @@ def _load_text(path: Path) -> tuple[str, str]:
     if is_sqlite(path):
         raise _Sqlite(path)
     if zipfile.is_zipfile(path):
+        data, where = _read_zip(path, limit)
+    else:
+        where = str(path)
+        try:
+            size = path.stat().st_size
+            if size > limit:
+                raise ImportRejected(f"{where}: {size} bytes is more than the {limit} bytes an "
+                                     "export may have")
+            data = path.read_bytes()
+        except OSError as err:
+            raise ImportRejected(f"{where}: cannot read: {err.strerror}") from None
+    try:
+        return data.decode("utf-8-sig"), where
+    except UnicodeDecodeError as err:
+        raise ImportRejected(f"{where}: not UTF-8 text (byte {err.start})") from None
+
+
+def _zip_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions the standard zip reader raises on a damaged or unsupported archive."""
+    errors: list[type[BaseException]] = [
+        zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, EOFError,
+        OSError, ValueError, zlib.error]
+    try:
+        import lzma
+    except ImportError:  # Pyodide ships without lzma
+        pass
+    else:
+        errors.append(lzma.LZMAError)
+    return tuple(errors)
+
+
+def _read_zip(path: Path, limit: int) -> tuple[bytearray, str]:
+    """Return (bytes of the archive's ``conversations.json``, where) inflating at most
+    ``limit`` bytes. Cost: one pass over the member, 1 MiB at a time."""
+    where = str(path)
+    try:
         with zipfile.ZipFile(path) as z:
             names = sorted((n for n in z.namelist() if n.rsplit("/", 1)[-1] == EXPORT_FILE),
                            key=len)
             if not names:
                 raise ImportRejected(f"{path}: the archive has no {EXPORT_FILE}")
-            data, where = z.read(names[0]), f"{path}!{names[0]}"
-    else:
-        data, where = path.read_bytes(), str(path)
-    try:
-        return data.decode("utf-8-sig"), where
-    except UnicodeDecodeError as err:
-        raise ImportRejected(f"{where}: not UTF-8 text (byte {err.start})") from None
+            where = f"{path}!{names[0]}"
+            data = bytearray()
+            with z.open(names[0]) as member:
+                while block := member.read(1 << 20):
+                    data += block
+                    if len(data) > limit:
+                        raise ImportRejected(f"{where}: inflates to more than {limit} bytes, "
+                                             "the most an export may have; refusing to read "
+                                             "further")
+    except _zip_errors() as err:
+        raise ImportRejected(f"{where}: cannot read the archive: {err}") from None
+    return data, where
 
 
 class _Sqlite(Exception):  # noqa: N818 - control flow, never leaves this module
@@ -401,10 +495,11 @@ class _Sqlite(Exception):  # noqa: N818 - control flow, never leaves this module
         self.path = path
 
 
-def _conversations(path: Path, name: str | None) -> tuple[str, list[_Conversation]]:
+def _conversations(path: Path, name: str | None, limit: int
+                   ) -> tuple[str, list[_Conversation]]:
     """Return (format, conversations) of the source at ``path``."""
     try:
-        text, where = _load_text(path)
+        text, where = _load_text(path, limit)
     except _Sqlite as db:
         return "opencode", list(_opencode(db.path))
     stem = name or Path(where.rsplit("!", 1)[-1]).stem
@@ -413,8 +508,10 @@ def _conversations(path: Path, name: str | None) -> tuple[str, list[_Conversatio
                                     and _all_objects(lines)):
         messages = [jsontext.loads(ln, f"{where} line {i + 1}", ImportRejected)
                     for i, ln in enumerate(text.splitlines()) if ln.strip()]
+        check_unicode(messages, where)
         return "jsonl", [_plain(messages, stem, "", where)]
     doc = jsontext.loads(text, where, ImportRejected)
+    check_unicode(doc, where)
     if isinstance(doc, dict):
         if isinstance(doc.get("mapping"), dict):
             return "chatgpt", list(_chatgpt([doc], where))
@@ -442,10 +539,15 @@ def _conversations(path: Path, name: str | None) -> tuple[str, list[_Conversatio
 
 
 def _all_objects(lines: list[str]) -> bool:
-    try:
-        return all(isinstance(json.loads(ln), dict) for ln in lines[:5])
-    except json.JSONDecodeError:
-        return False
+    """Whether the first five lines each parse as a JSON object (the JSONL sniff; depth is
+    checked before parsing, so a deeply nested line is simply "not JSONL")."""
+    for line in lines[:5]:
+        try:
+            if not isinstance(jsontext.loads(line, "line", ImportRejected), dict):
+                return False
+        except ImportRejected:
+            return False
+    return True
 
 
 # -- planning -----------------------------------------------------------------------------------
@@ -481,23 +583,27 @@ def _messages(conv: _Conversation, builder: PlanBuilder) -> list[dict[str, Any]]
     return out
 
 
-def plan_chats(path: str | os.PathLike[str], name: str | None = None) -> Plan:
+def plan_chats(path: str | os.PathLike[str], name: str | None = None,
+               max_bytes: int = MAX_EXPORT_BYTES) -> Plan:
     """Return the plan importing every conversation of the export at ``path``.
 
     One ``import_conversation`` call a conversation (after an ``add_room`` carrying its
     title). ``name`` names the conversation of a plain JSON/JSONL file (default: the file
-    name without extension). The whole export is read and checked first; a malformed one
+    name without extension). ``max_bytes`` caps what is read (1 GiB; for a zip, what its
+    ``conversations.json`` inflates to). The whole export is read and checked first; a malformed one
     raises ImportRejected naming the file and the conversation or message. Cost: one pass
     over the export; memory proportional to its text.
     """
     from palazzo.conversation import WING
 
     source = Path(path)
-    fmt, conversations = _conversations(source, name)
+    fmt, conversations = _conversations(source, name, max_bytes)
     builder = PlanBuilder(str(source), fmt)
     titles: dict[str, str] = {}
     seen: dict[str, str] = {}
     for conv in conversations:
+        for item, reason in conv.skipped:
+            builder.skip(item, reason)
         messages = _messages(conv, builder)
         if not messages:
             builder.skip(conv.where, "no user or assistant text")

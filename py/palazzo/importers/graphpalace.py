@@ -34,7 +34,15 @@ from typing import Any
 
 from palazzo import jsontext
 from palazzo.errors import ImportRejected
-from palazzo.importers import Plan, PlanBuilder, iso_when, number, usable_name
+from palazzo.importers import (
+    Plan,
+    PlanBuilder,
+    check_unicode,
+    iso_when,
+    number,
+    planned_drawer_id,
+    usable_name,
+)
 
 SOURCE = "graphpalace"
 STATEMENT_TYPES = ("fact", "observation", "inference", "hypothesis")
@@ -80,6 +88,7 @@ def plan_graphpalace(path: str | os.PathLike[str]) -> Plan:
     except OSError as err:
         raise ImportRejected(f"{source}: cannot read: {err.strerror}") from None
     doc = jsontext.loads(raw, str(source), ImportRejected)
+    check_unicode(doc, str(source))
     where = str(source)
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), dict):
         raise ImportRejected(f"{where}: a GraphPalace export is an object with 'version', "
@@ -135,6 +144,7 @@ def plan_graphpalace(path: str | os.PathLike[str]) -> Plan:
             raise ImportRejected(f"{cat}.name is not a usable closet name")
         closet_of[cid] = (*room_of[parent], name)
     used_closets: set[str] = set()
+    planned: dict[str, str] = {}  # palazzo drawer id -> the record it comes from
     for did, d in _order(drawers):
         dat = f"{at}.drawers[{did!r}]"
         parent = parents.get(did)
@@ -152,6 +162,12 @@ def plan_graphpalace(path: str | os.PathLike[str]) -> Plan:
         if d.get("importance") is not None:
             args["importance"] = min(1.0, max(0.0, number(d["importance"], f"{dat}.importance")))
         used_closets.add(parent)
+        did = planned_drawer_id(content, wing, room)
+        if did in planned:
+            # palazzo keeps one drawer per text in a room; say so instead of counting it twice
+            builder.skip(dat, f"duplicate: the same text in {wing}/{room} as {planned[did]}")
+            continue
+        planned[did] = dat
         builder.add("add_drawer", args, dat)
 
     entity_names: dict[str, str] = {}
