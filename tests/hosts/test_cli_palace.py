@@ -116,3 +116,22 @@ def test_import_and_reindex_count_the_vectors_written_and_name_drawers_without_o
     assert "2 drawers got no vector" in out
     code, out, _ = run(capsys, "reindex", "--force")
     assert code == 0 and out.splitlines()[0] == "embedded 2 drawers with hash"
+
+
+def test_vectors_are_saved_when_the_last_embedding_step_writes_none(palace, capsys, tmp_path):
+    from palazzo.palace import Palace
+    from palazzo.palacefile import export_palace
+
+    # 64 drawers fill the first step exactly; the second step finds only drawers that
+    # cannot get a vector, writes none, and the run must still be saved.
+    bare = Palace(clock=lambda: 0.0)
+    for i in range(64):
+        bare.add_drawer("notes", "violin", f"lesson {i}: scales and bowing")
+    for i in range(3):
+        bare.add_drawer("chat", f"t{i}", "no")
+    doc = tmp_path / "p.json"
+    doc.write_text(json.dumps(export_palace(bare, vectors=None, exported_at=0.0)))
+    code, out, _ = run(capsys, "import", str(doc))
+    assert code == 0 and "embedded 64 drawers with hash" in out
+    status = json.loads(run(capsys, "status")[1])["palace"]  # a new process's view
+    assert (status["drawers"], status["embedded"]) == (67, 64)

@@ -124,7 +124,10 @@ class PalaceDirectory:
         again the same way, so the key is stored before any token it signs is returned."""
         with self._serial:
             if self._owner:
-                return self.store.call(name, args)
+                result = self.store.call(name, args)
+                if name == "reindex":
+                    self._track_reindex(result)
+                return result
             mutates = self.store.registry.get(name).mutates
             if not mutates and not self._holding:
                 self.refresh()
@@ -148,11 +151,12 @@ class PalaceDirectory:
             except BaseException:
                 self._give_back()
                 raise
-            if name == "reindex" and result.get("embedded") and result.get("remaining"):
-                if self._unsaved_gen is None:
-                    self._unsaved_gen = self.store.status.generation
-            else:
-                self._give_back()
+            try:
+                if name == "reindex":
+                    self._track_reindex(result)
+            finally:
+                if self._unsaved_gen is None:  # nothing left in memory alone: idle
+                    self._give_back()
             return result
 
     def refresh(self) -> None:
@@ -168,12 +172,39 @@ class PalaceDirectory:
                 self.store.boot()
 
     def close(self) -> None:
-        """Release the writer lock if this process holds it (a reader first saves vectors
-        a run of steps left unsaved)."""
+        """Release the writer lock if this process holds it, after saving vectors a run of
+        reindex steps left in memory alone."""
         with self._serial:
             if self._holding:
                 self._give_back()
+            elif self._owner:
+                with contextlib.suppress(PalazzoError):  # derived data: embedded again later
+                    self._save_unsaved()
             self._root.unlock(self.path.name)
+
+    def _track_reindex(self, result: dict[str, Any]) -> None:
+        """Keep count of a run of ``reindex`` steps. The store saves the vectors of a run
+        only with a step that writes some and leaves none to do; a run whose last step wrote
+        none (the drawers left cannot get a vector) would leave the earlier steps' vectors in
+        memory alone, so they are saved here. Cost: a snapshot, only in that case."""
+        if result.get("embedded") and result.get("remaining"):
+            if self._unsaved_gen is None:
+                self._unsaved_gen = self.store.status.generation
+        elif not result.get("remaining"):
+            self._save_unsaved()
+
+    def _save_unsaved(self) -> None:
+        """Write a snapshot if reindex steps left vectors unsaved since the last one (the
+        generation did not move); raises what compaction raises, after reloading from disk."""
+        gen, self._unsaved_gen = self._unsaved_gen, None
+        status = self.store.status
+        if gen is None or status.read_only or status.generation != gen:
+            return
+        try:
+            self.store.compact()
+        except BaseException:
+            self.store.boot()  # memory must not claim what the disk may not hold
+            raise
 
     def _become_writer(self) -> None:
         """Make the store the writer's, the lock being held: go on from memory when nothing
@@ -193,9 +224,7 @@ class PalaceDirectory:
         """Save vectors a run of reindex steps left in memory alone, then release the lock
         and go back to read-only."""
         try:
-            if self._unsaved_gen is not None and not self.store.status.read_only and \
-                    self.store.status.generation == self._unsaved_gen:
-                self.store.compact()
+            self._save_unsaved()
             self._seen = self._files() if self._seen is not None else None
         except PalazzoError:
             self._seen = None  # not sure what is on disk now: the next call boots again
