@@ -540,6 +540,32 @@ def test_a_reply_that_is_not_json_becomes_an_internal_error(reply):
     assert answer["id"] == (1 if reply["id"] == 1 else None)
 
 
+
+class FailingStore(PalaceStore):
+    """A real store whose every second call fails with an exception palazzo never raises on
+    purpose (a bug), to see the server answer it and go on."""
+
+    calls = 0
+
+    def call(self, name, args=None):
+        self.calls += 1
+        if self.calls % 2:
+            raise RuntimeError("a bug in " + name)
+        return super().call(name, args)
+
+
+def test_a_bug_in_a_call_is_an_internal_error_and_the_next_call_runs():
+    store = FailingStore(MemorySpace(), lambda **kw: Palace(clock=lambda: 0.0, **kw))
+    replies = talk(store, request(0, "initialize", INIT),
+                   request(1, "tools/call", {"name": "add_drawer", "arguments": DRAWER}),
+                   request(2, "ping"),
+                   request(3, "tools/call", {"name": "add_drawer", "arguments": DRAWER}))
+    assert replies[1]["error"] == {"code": mcp.INTERNAL_ERROR,
+                                   "message": "internal error: a bug in add_drawer",
+                                   "data": {"type": "RuntimeError"}}
+    assert replies[2]["result"] == {}
+    assert replies[3]["result"]["structuredContent"]["created"] is True
+
 # -- calls on the worker --------------------------------------------------------------------
 
 def test_a_request_keeps_the_version_it_was_read_under():

@@ -501,6 +501,8 @@ class McpServer:
             message = _decode(line)
         except RpcError as err:
             return _text(_error(None, err)), None
+        except Exception as err:  # noqa: BLE001 - MemoryError or a bug: answered, survived
+            return _text(_bug(None, err)), None
         try:
             reply, call = self._triage(message)
         except Exception as err:  # noqa: BLE001 - a bug: answered, reported, and survived
@@ -594,15 +596,15 @@ class McpServer:
         """Return the reply to ``call``: its result, or the error it raised."""
         try:
             result = call.handler(call.params, call.version)
+            if call.modern:
+                result = {**result, "resultType": "complete",
+                          "_meta": {**result.get("_meta", {}), META_SERVER: dict(SERVER_INFO)}}
+                if call.method in CACHEABLE:
+                    result.update(CACHE_HINTS)
         except RpcError as err:
             return _error(call.rid, err)
         except Exception as err:  # noqa: BLE001 - a bug: reported to the client and stderr
             return _bug(call.rid, err)
-        if call.modern:
-            result = {**result, "resultType": "complete",
-                      "_meta": {**result.get("_meta", {}), META_SERVER: dict(SERVER_INFO)}}
-            if call.method in CACHEABLE:
-                result.update(CACHE_HINTS)
         return {"jsonrpc": "2.0", "id": call.rid, "result": result}
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -691,7 +693,7 @@ def _error(rid: Any, err: RpcError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "error": err.to_dict()}
 
 
-def _bug(rid: Any, err: Exception) -> dict[str, Any]:
+def _bug(rid: Any, err: BaseException) -> dict[str, Any]:
     """Return the -32603 reply for an unexpected exception (its traceback goes to stderr)."""
     _log(traceback.format_exc())
     return _error(rid, RpcError(INTERNAL_ERROR, f"internal error: {_clip(str(err))}",
@@ -800,7 +802,11 @@ def _work(server: McpServer, calls: _CallQueue, outbox: _Outbox) -> None:
         if outbox.closed:  # the client has gone: nobody would read what is left
             calls.close(drop=True)
             continue
-        outbox.send(server.run(call))
+        try:
+            reply = server.run(call)
+        except BaseException as err:  # noqa: BLE001 - run() never raises; if it did, a dead
+            reply = _text(_bug(call.rid, err))  # worker would leave the reader blocked
+        outbox.send(reply)
 
 
 def _start_worker(server: McpServer, calls: _CallQueue, outbox: _Outbox
