@@ -151,11 +151,13 @@ class PalaceDirectory:
             except BaseException:
                 self._give_back()
                 raise
+            running = False  # a run of reindex steps goes on: keep the lock for the next
             try:
                 if name == "reindex":
                     self._track_reindex(result)
+                    running = self._unsaved_gen is not None
             finally:
-                if self._unsaved_gen is None:  # nothing left in memory alone: idle
+                if not running:
                     self._give_back()
             return result
 
