@@ -56,8 +56,9 @@ class PalaceDirectory:
     A process that opened as the writer keeps the lock until :meth:`close`: it is the one the
     user started in order to write (a CLI command, or the first MCP server), its commands
     and runs of steps are not interleaved with another process's writes, and it never pays a
-    check of the files before a call. Cost of a reader's write: a ``flock``, a ``stat`` of
-    each file, and a boot when another process wrote since this one last read.
+    check of the files before a call. Either kind saves the vectors of a reindex run whose
+    last step wrote none (see :meth:`_track_reindex`). Cost of a reader's write: a ``flock``,
+    a ``stat`` of each file, and a boot when another process wrote since this one last read.
     """
 
     def __init__(self, path: Path, make_palace: Callable[..., Palace]) -> None:
