@@ -305,10 +305,12 @@ class _Refused(ValueError):
 
 
 def _no_constant(name: str) -> Any:
+    """Refuse ``NaN``, ``Infinity`` and ``-Infinity`` (Python's JSON reader takes them)."""
     raise _Refused(f"{name} is not a JSON number")
 
 
 def _finite_float(text: str) -> float:
+    """Return the float ``text`` spells, refusing one that overflows (``1e400`` is inf)."""
     value = float(text)
     if not math.isfinite(value):
         raise _Refused(f"the number {text[:40]} is beyond the range of a double")
@@ -316,6 +318,8 @@ def _finite_float(text: str) -> float:
 
 
 def _double_int(text: str) -> int:
+    """Return the integer ``text`` spells, refusing one beyond a double's range (no engine
+    code that turns it into a float can then overflow)."""
     # Checked on the digits first: int() of more than 4300 digits raises a ValueError that
     # names a Python setting, and anything past 310 digits is out of range anyway.
     value = int(text) if len(text) <= 310 else None
@@ -495,7 +499,7 @@ class McpServer:
         other line is settled here without the palace. Never raises. Cost: decoding the
         line; a settled request costs what its handler does (a tools/list, an instructions
         text)."""
-        if not line.strip():
+        if not line or line.isspace():  # isspace, not strip: no copy of a long line
             return None, None
         try:
             message = _decode(line)
@@ -816,7 +820,7 @@ def _start_worker(server: McpServer, calls: _CallQueue, outbox: _Outbox
                               name="palazzo-mcp-calls")
     try:
         worker.start()
-    except RuntimeError:
+    except (RuntimeError, OSError):  # "can't start new thread"
         return None
     return worker
 
