@@ -610,3 +610,18 @@ def test_a_ping_overtakes_a_long_call():
     ids = [json.loads(r)["id"] for r in out.getvalue().splitlines()]
     assert ids == [0, 2, 1]
     assert store.status.journal_records == 1
+
+
+def test_calls_past_the_queue_budget_wait_their_turn():
+    store = make_store()
+    lines = [request(0, "initialize", INIT)] + [
+        request(i, "tools/call", {"name": "add_drawer", "arguments": {
+            **DRAWER, "content": f"note {i} " + "x" * 1500}}) for i in range(1, 31)]
+    out = io.StringIO()
+    # The queue holds at most 2,000 bytes of waiting calls: about one of these at a time.
+    mcp.serve(store, io.StringIO("".join(json.dumps(m) + "\n" for m in lines)), out,
+              max_message=2000)
+    replies = [json.loads(r) for r in out.getvalue().splitlines()]
+    assert [r["id"] for r in replies] == list(range(31))
+    assert all(r["result"]["isError"] is False for r in replies[1:])
+    assert store.status.journal_records == 30
