@@ -29,7 +29,10 @@ Runner = Callable[[Palace, dict[str, Any]], Result]
 class Operation:
     """One named action on a palace.
 
-    ``mutates`` tells persistence whether the call must be journalled.
+    ``mutates`` tells persistence whether the call must be journalled. ``atomic`` is a promise
+    of a mutating operation: it raises a :class:`PalazzoError` only before it has changed
+    anything, so persistence need not reload the palace after such a failure (a reload costs
+    a boot; other failures still get one).
     """
 
     name: str
@@ -37,6 +40,7 @@ class Operation:
     schema: dict[str, Any]
     run: Runner
     mutates: bool = False
+    atomic: bool = False
 
     def describe(self) -> dict[str, Any]:
         """Return the operation's public description (name, summary, input schema)."""
@@ -322,8 +326,9 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     ``limit`` (a host embedding in steps) a step goes on past them until it has written
     ``limit`` vectors or tried every drawer: each step either makes progress or ends with
     ``remaining`` 0, and a host's loop over steps always ends. Cost: embedding the tried
-    drawers; with ``limit`` at most ``limit - 1`` more than asked, plus the drawers that
-    cannot get a vector, which every step tries again (cheap: they have no features).
+    drawers: at most ``limit`` that get a vector, plus the drawers that cannot get one, which
+    every step tries again (cheap for the embedders that make zero vectors, hashing and
+    TF-IDF: such a text has no features).
     """
     if palace.embedder is None:
         raise ValidationError("this palace has no embedder to reindex with")
@@ -344,7 +349,7 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     step = args.get("limit", max(todo, 1))
     written, tried, failed = 0, 0, []
     while tried < todo and written < step:
-        batch = rows[tried : tried + step]
+        batch = rows[tried : tried + step - written]
         palace.embed_rows(batch)
         got = s.has_vector[batch]
         written += int(got.sum())
@@ -413,17 +418,17 @@ def _build() -> Registry:
                   _get_taxonomy))
     add(Operation("add_wing", "Create a wing (a major domain); existing wings are kept.",
                   _obj({"name": NAME, "description": OPT_TEXT}, ("name",)), _add_wing,
-                  mutates=True))
+                  mutates=True, atomic=True))
     add(Operation("add_room", "Create a room in a wing (the wing is created if missing).",
                   _obj({"wing": NAME, "name": NAME, "description": OPT_TEXT},
-                       ("wing", "name")), _add_room, mutates=True))
+                       ("wing", "name")), _add_room, mutates=True, atomic=True))
     add(Operation("add_drawer",
                   "Store verbatim text in a wing/room; the same text in the same room is "
                   "stored once (unless a key, such as 'file#chunk', tells them apart).",
                   _obj({"wing": NAME, "room": NAME, "content": TEXT, "source": OPT_TEXT,
                         "source_file": OPT_TEXT, "importance": IMPORTANCE, "closet": NAME,
                         "key": {"type": "string", "maxLength": MAX_KEY}},
-                       ("wing", "room", "content")), _add_drawer, mutates=True))
+                       ("wing", "room", "content")), _add_drawer, mutates=True, atomic=True))
     add(Operation("get_drawer", "One drawer with its full text and metadata.",
                   _obj({"drawer_id": NAME}, ("drawer_id",)), _get_drawer))
     add(Operation("list_drawers", "Drawers of the palace, a wing or a room, newest first "
@@ -434,9 +439,10 @@ def _build() -> Registry:
                   "the id of that text (the old id still finds it).",
                   _obj({"drawer_id": NAME, "content": TEXT, "importance": IMPORTANCE,
                         "source": OPT_TEXT, "source_file": OPT_TEXT}, ("drawer_id",)),
-                  _update_drawer, mutates=True))
+                  _update_drawer, mutates=True, atomic=True))
     add(Operation("delete_drawer", "Delete a drawer from the palace and every index.",
-                  _obj({"drawer_id": NAME}, ("drawer_id",)), _delete_drawer, mutates=True))
+                  _obj({"drawer_id": NAME}, ("drawer_id",)), _delete_drawer, mutates=True,
+                  atomic=True))
     add(Operation("check_duplicate",
                   "Whether text is already stored: exact match, and near matches by cosine.",
                   _obj({"content": TEXT, "wing": NAME, "room": NAME, "threshold": THRESHOLD,
@@ -453,7 +459,7 @@ def _build() -> Registry:
                   "or room); changed drawers are re-indexed.",
                   _obj({"find": TEXT, "replace": {"type": "string"}, "wing": NAME,
                         "room": NAME, "dry_run": {"type": "boolean"}}, ("find", "replace")),
-                  _bulk_replace, mutates=True))
+                  _bulk_replace, mutates=True, atomic=True))
     add(Operation("reindex", "Embed drawers that lack a vector of the current embedder "
                   "(all of them with force).",
                   _obj({"force": {"type": "boolean"}, "limit": LIMIT}), _reindex,

@@ -137,8 +137,8 @@ class Palace:
         A new room gets a HALL to every room of its wing and a TUNNEL to every room of the
         same name in other wings (the same topic seen from another domain).
         """
+        name = clean_name(name, "room")  # checked before the wing is made: all or nothing
         w, _ = self.add_wing(wing)
-        name = clean_name(name, "room")
         key = (w.name, name)
         if key in self.rooms:
             return self.rooms[key], False
@@ -198,6 +198,8 @@ class Palace:
             raise ValidationError("importance must be between 0 and 1")
         if len(key) > MAX_KEY:
             raise ValidationError(f"a drawer key is at most {MAX_KEY} characters")
+        if closet is not None:
+            clean_name(closet, "closet")  # checked before the room is made: all or nothing
         r, _ = self.add_room(wing, room)
         did = drawer_id(content, r.wing, r.name, key)
         if did in self.drawers.row_of:

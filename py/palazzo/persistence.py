@@ -29,7 +29,9 @@ ones after it into a ``rejected-…`` file, where they stay, and opens the palac
 **Operations are atomic.** A mutating operation whose arguments fail their schema changes
 nothing; one that fails while it runs may have changed memory part-way, so the store then
 reloads the palace from disk (a boot) before it re-raises: memory equals what was
-acknowledged. Only a successful operation is journaled.
+acknowledged. Operations registered ``atomic`` (adding, editing and deleting drawers, wings
+and rooms; bulk replace) check everything before they change anything, so their refusals
+(a wrong drawer id) cost no reload. Only a successful operation is journaled.
 
 **Readers see what was acknowledged.** A read-only boot that races a compaction (it read
 snapshot N, then the writer wrote N+1 and deleted N's journal) notices that the files changed
@@ -382,9 +384,14 @@ class PalaceStore:
 
     def _run(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Run a mutating operation; if it fails part-way, reload the palace from disk (so
-        memory holds exactly what was acknowledged) and re-raise."""
+        memory holds exactly what was acknowledged) and re-raise. An ``atomic`` operation's
+        PalazzoError came before any change, so it needs no reload."""
         try:
             return self.registry.call(self.palace, name, args)
+        except PalazzoError:
+            if not self.registry.get(name).atomic:
+                self.boot()
+            raise
         except BaseException:
             self.boot()
             raise

@@ -6,7 +6,7 @@ import pytest
 from palazzo import journal
 from palazzo.embed import registry as embedders
 from palazzo.embed.hashing import HashEmbedder
-from palazzo.errors import ValidationError
+from palazzo.errors import PalazzoError, ValidationError
 from palazzo.journal import Record
 from palazzo.model import EdgeKind
 from palazzo.ops import REGISTRY, Operation, Registry, _obj
@@ -235,3 +235,25 @@ def test_a_read_only_copy_never_signs_with_a_key_it_cannot_store():
     bundle = writer.call("slice_context", {"anchor": turn})["bundle"]
     reader.boot()
     assert reader.call("slice_context", {"anchor": turn})["bundle"]["token"] == bundle["token"]
+
+
+@pytest.mark.parametrize("name, args", [
+    ("update_drawer", {"drawer_id": "drawer_nope", "content": "x"}),
+    ("update_drawer", {"drawer_id": "@kept", "content": "other text"}),  # would merge two
+    ("delete_drawer", {"drawer_id": "drawer_nope"}),
+    ("add_drawer", {"wing": "new wing", "room": "new room", "content": "x", "closet": "\x00"}),
+    ("add_room", {"wing": "new wing", "name": "bad\x00room"}),
+    ("bulk_replace", {"find": "kept text", "replace": " "}),  # would leave a drawer empty
+])
+def test_refusals_of_atomic_operations_change_nothing_and_cost_no_reload(name, args):
+    space = MemorySpace()
+    store = PalaceStore(space, maker(lambda: HashEmbedder()), clock=ticking())
+    kept = store.call("add_drawer", {"wing": "w", "room": "r", "content": "kept text"})
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "other text"})
+    args = {k: kept["drawer_id"] if v == "@kept" else v for k, v in args.items()}
+    assert REGISTRY.get(name).atomic
+    palace, before = store.palace, state(store.palace)
+    with pytest.raises(PalazzoError):
+        store.call(name, args)
+    assert store.palace is palace  # no reload was needed...
+    assert state(store.palace) == before  # ...because nothing had changed
