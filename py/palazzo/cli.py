@@ -279,6 +279,15 @@ def _bench_throughput(args) -> int:
     return 0
 
 
+def _bench_journal(args) -> int:
+    from palazzo.bench import journal
+
+    result = journal.run(args.size, args.records)
+    _write(args.out, result)
+    print(json.dumps(result["result"]))
+    return 0
+
+
 def _bench_embedder(args) -> int:
     from palazzo.bench import embedder
 
@@ -454,6 +463,11 @@ def parser() -> argparse.ArgumentParser:
     thr.add_argument("--similar", action="store_true", help="also link SIMILAR_TO on insert")
     thr.add_argument("--progress", action="store_true")
     thr.set_defaults(fn=_bench_throughput)
+    jr = bench.add_parser("journal", help="record size, boot, refusal and reload with exact replay")
+    jr.add_argument("--size", type=int, default=20_000)
+    jr.add_argument("--records", type=int, default=200)
+    jr.add_argument("--out", default="bench-results/journal.json")
+    jr.set_defaults(fn=_bench_journal)
     return p
 
 
