@@ -64,7 +64,8 @@ def test_steps_end_when_more_drawers_than_a_step_can_never_get_a_vector():
     seen = list(itertools.islice(steps, 50))
     assert len(seen) < 50, "the steps never ended"
     assert seen[-1][:2] == (30, 70) and seen[-1][2] == "hash"
-    assert [s[0] for s in seen] == sorted(s[0] for s in seen)
+    done = [0] + [s[0] for s in seen]
+    assert all(0 < b - a <= 16 for a, b in zip(done, done[1:], strict=False))  # ≤ limit a step
     assert steps.no_vector["count"] == 40 and steps.no_vector["reason"] == REASON
     assert store.call("palace_status")["embedded"] == 30
     assert store.status.generation == gen + 1, "the finished run was saved as a snapshot"
