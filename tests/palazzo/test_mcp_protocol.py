@@ -488,15 +488,19 @@ def test_a_line_past_the_limit_is_refused_unread_and_the_next_is_answered():
     big = request(5, "tools/call", {"name": "add_drawer",
                                     "arguments": {**DRAWER, "content": "x" * 5000}})
     fits = request(6, "tools/call", {"name": "add_drawer", "arguments": DRAWER})
-    nameless = '{"params":{"id":9},"id":8' + " " * 5000 + "}"  # the id comes after an object
-    replies = talk(store, request(0, "initialize", INIT), big, nameless, fits,
+    # The TypeScript SDK writes the id last.
+    last = json.dumps({"method": "tools/call", "params": big["params"], "jsonrpc": "2.0",
+                       "id": 7})
+    nested = json.dumps({"jsonrpc": "2.0", "method": "tools/call", "params": {
+        "arguments": {"content": "x" * 5000, "id": 9}}})  # no id: that one is nested
+    replies = talk(store, request(0, "initialize", INIT), big, last, nested, fits,
                    max_message=len(json.dumps(fits)))
     refused = {r["id"]: r for r in replies if "error" in r}
-    assert set(refused) == {5, None}  # the id when it leads the message, else null
+    assert set(refused) == {5, 7, None}  # the id when one end names it, else null
     for reply in refused.values():
         assert reply["error"]["code"] == mcp.INVALID_REQUEST
         assert "message too large" in reply["error"]["message"]
-    assert replies[-1]["id"] == 6 and replies[-1]["result"]["isError"] is False
+    assert next(r for r in replies if r["id"] == 6)["result"]["isError"] is False
     assert store.palace.counts()["drawers"] == 1
 
 

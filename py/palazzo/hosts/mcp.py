@@ -129,7 +129,7 @@ META_SERVER = "io.modelcontextprotocol/serverInfo"
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_ID = 2**53 - 1  # the largest integer every JSON reader holds exactly
 _MAX_DOUBLE = int(sys.float_info.max)
-_HEAD = 4096  # bytes of an over-long line kept to find its id
+_HEAD = 4096  # bytes kept of each end of an over-long line, to find its id
 _PIECE = 1024 * 1024  # bytes read at a time while an over-long line is skipped
 _BYTES_STRING = re.compile(rb'"[^"]*"')  # a JSON string once its escapes are gone
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
@@ -140,6 +140,8 @@ _SCALAR_MEMBER = re.compile(
     r'\s*(?P<key>"(?:[^"\\]|\\.)*")\s*:\s*'
     r'(?P<value>"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)'
     r'\s*(?:,|(?=\}))')
+_LAST_ID = re.compile(
+    r',\s*"id"\s*:\s*(?P<value>"(?:[^"\\]|\\.)*"|-?\d+)\s*\}\s*$')
 # Requests that use the store: run on the worker, one at a time in order.
 STORE_METHODS = frozenset({"tools/call", "prompts/get"})
 
@@ -400,9 +402,11 @@ def _decode(line: str | bytes) -> Any:
 
 @dataclass(slots=True)
 class _TooLong:
-    """A line past the size limit: its first bytes (to find its id) and its length."""
+    """A line past the size limit: its first and last bytes (to find its id) and its
+    length."""
 
     head: str | bytes
+    tail: str | bytes
     size: int
 
 
@@ -421,31 +425,43 @@ def _lines(stream: TextIO | BinaryIO, limit: int) -> Iterator[str | bytes | _Too
             if len(line) <= limit or line.endswith(newline):
                 yield line
                 continue
-            head, size = line[:_HEAD], len(line)
+            head, tail, size = line[:_HEAD], line[-_HEAD:], len(line)
             del line
             while piece := stream.readline(_PIECE):
                 size += len(piece)
+                tail = (tail + piece)[-_HEAD:]
                 if piece.endswith(newline):
                     break
         except (OSError, ValueError) as err:
             _log(f"cannot read the input, stopping: {err}")
             return
-        yield _TooLong(head, size)
+        yield _TooLong(head, tail, size)
 
 
-def _leading_id(head: str | bytes) -> Any:
-    """Return the id among the scalar members that open a JSON object (``{"jsonrpc": "2.0",
-    "id": 5, …``, as SDK clients write requests), or None. Stops at the first member whose
-    value is not a scalar, so nothing nested can be mistaken for the id."""
-    text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
-    opening = re.match(r"\s*\{", text)
-    at = opening.end() if opening else len(text)
-    while member := _SCALAR_MEMBER.match(text, at):
-        with contextlib.suppress(ValueError):
-            if json.loads(member["key"]) == "id":
-                rid = json.loads(member["value"])
-                return rid if _valid_id(rid) else None
+def _id_of_long_line(line: _TooLong) -> Any:
+    """Return the id of a line too long to read, from its ends, or None.
+
+    Clients write the id near one end: the Python SDK ``{"jsonrpc":"2.0","id":5,…``, the
+    TypeScript SDK ``{"method":…,"params":…,"jsonrpc":"2.0","id":5}``. At the start, only the
+    scalar members that open the object are looked at (stopping at the first nested value),
+    and at the end only a last member just before the closing brace, so nothing nested can
+    be mistaken for the id."""
+    head, tail = (part.decode("utf-8", "replace") if isinstance(part, bytes) else part
+                  for part in (line.head, line.tail))
+    opening = re.match(r"\s*\{", head)
+    at = opening.end() if opening else len(head)
+    found: list[str] = []
+    while member := _SCALAR_MEMBER.match(head, at):
+        found.append(member["key"])
+        found.append(member["value"])
         at = member.end()
+    if last := _LAST_ID.search(tail):
+        found += ['"id"', last["value"]]
+    for key, value in zip(found[::2], found[1::2], strict=True):
+        with contextlib.suppress(ValueError):
+            if json.loads(key) == "id":
+                rid = json.loads(value)
+                return rid if _valid_id(rid) else None
     return None
 
 
@@ -520,9 +536,9 @@ class McpServer:
         return _text(self._execute(call))
 
     def refuse_too_long(self, line: _TooLong, limit: int) -> str:
-        """Return the error for a line longer than ``limit`` (with the request's id when its
-        first members name it)."""
-        return _text(_error(_leading_id(line.head), RpcError(
+        """Return the error for a line longer than ``limit`` (with the request's id when one
+        end of the line names it)."""
+        return _text(_error(_id_of_long_line(line), RpcError(
             INVALID_REQUEST, f"message too large: {line.size:,} bytes or more, past this "
             f"server's limit of {limit:,} (a drawer of 5,000,000 characters fits); it was not "
             "read")))
