@@ -20,8 +20,11 @@ Two threads share the stream, so a long call never stalls the protocol:
   order, so writes stay ordered and the store is only ever used from that thread (the reader
   reads nothing of it but its static registry and its ``read_only`` flag).
 
-So a ``ping`` sent while a long search runs is answered at once, and replies may come in a
-different order than requests (JSON-RPC matches them by id). The reader keeps at most
+So a ``ping`` sent while a long call runs (a large ``add_drawer``, an import) is answered at
+once, and replies may come in a different order than requests (JSON-RPC matches them by id).
+The engine cuts what a call cannot use (``search`` reads at most
+:data:`palazzo.search.MAX_QUERY` characters of a query); a long call still delays the calls
+read after it, never the protocol. The reader keeps at most
 :data:`MAX_MESSAGE_BYTES` of message text waiting for the worker; past that it stops reading
 until the worker catches up. Where no thread can be started (Pyodide), every line is answered
 before the next is read. ``notifications/cancelled`` is not acted on: a started call runs to
@@ -30,9 +33,10 @@ its end (a write is done or not done, never half), and the protocol lets a recei
 Limits on what is read (each refusal is a JSON-RPC error, and the next line is read):
 
 - A line longer than :data:`MAX_MESSAGE_BYTES` (64 MiB) is skipped unread in pieces, never
-  held whole, and refused with -32600 (with the request's id when it leads the message, as SDK
-  clients write it). The limit admits the largest ``add_drawer`` in any encoding a JSON writer
-  may choose: 5,000,000 characters, each a 12-byte surrogate-pair escape, is 60 MB.
+  held whole, and refused with -32600 (with the request's id when one end of the line names
+  it, as the SDK clients write it). The limit admits the largest ``add_drawer`` in any
+  encoding a JSON writer may choose: 5,000,000 characters, each a 12-byte surrogate-pair
+  escape, is 60 MB.
 - Bytes that are not UTF-8, JSON nested deeper than :data:`palazzo.jsontext.MAX_DEPTH`,
   ``NaN``/``Infinity``, numbers beyond a double's range (``1e400``, 400-digit integers) and
   strings with a lone surrogate (``"\\ud800"``, not Unicode text, so not storable) are parse
