@@ -200,6 +200,8 @@ class _Check:
             raise ImportRejected(f"{where}.{key} must be a string")
         if len(value) > limit:
             raise ImportRejected(f"{where}.{key} is longer than {limit} characters")
+        if (why := _bad_leaf(value)) is not None:
+            raise ImportRejected(f"{where}.{key} {why}")
         return value
 
     @staticmethod
@@ -212,11 +214,10 @@ class _Check:
         value = d[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ImportRejected(f"{where}.{key} must be a number")
-        try:
-            number = float(value)  # an integer past float range raises here
-        except OverflowError:
-            raise ImportRejected(f"{where}.{key} is out of range (beyond float range)") from None
-        if not math.isfinite(number) or not lo <= number <= hi:
+        if (why := _bad_leaf(value)) is not None:
+            raise ImportRejected(f"{where}.{key} {why}")
+        number = float(value)
+        if not lo <= number <= hi:
             raise ImportRejected(f"{where}.{key} is out of range ({number})")
         return number
 
@@ -248,14 +249,17 @@ _FLOAT_MAX = int(np.finfo(np.float64).max)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _scan(doc: Any) -> None:
+def _scan(doc: Any, where: str) -> None:
     """Raise ImportRejected naming the first number that is not finite or beyond float range,
-    text that is not valid Unicode, or object key that is not a string, anywhere in ``doc``.
+    text that is not valid Unicode, or object key that is not a string, anywhere in ``doc``
+    (``where`` names ``doc`` itself).
 
-    Every section reader then sees only values it can do arithmetic on and encode, whatever
-    parsed the file (``json.loads`` reads ``NaN``, ``Infinity`` and ``1e400``). The walk has
-    no recursion (a document made in Python may nest deeper than a parsed one) and keeps no
-    paths; the path is found by a second walk only when something is wrong. Cost: O(values).
+    Free-form values (properties, agent state, edge props) and the sections other modules
+    read pass through here, so each reader sees only values it can do arithmetic on and
+    encode, whatever parsed the file (``json.loads`` reads ``NaN``, ``Infinity`` and
+    ``1e400``). The walk has no recursion (a document made in Python may nest deeper than a
+    parsed one) and keeps no paths; a second walk finds the path only when something is
+    wrong. Cost: O(values).
     """
     stack = [doc]
     while stack:
@@ -271,7 +275,7 @@ def _scan(doc: Any) -> None:
     else:
         return
     # Something is wrong: walk again in document order, keeping paths, to name it.
-    paths: list[tuple[Any, str]] = [(doc, "file")]
+    paths: list[tuple[Any, str]] = [(doc, where)]
     while paths:
         value, at = paths.pop()
         if isinstance(value, dict):
@@ -282,7 +286,7 @@ def _scan(doc: Any) -> None:
         elif isinstance(value, list):
             paths.extend((v, f"{at}[{i}]") for i, v in reversed(list(enumerate(value))))
         elif (why := _bad_leaf(value)) is not None:
-            raise ImportRejected(f"{at.replace('file.palace', 'palace', 1)} {why}")
+            raise ImportRejected(f"{at} {why}")
 
 
 def parse(text: str | bytes) -> dict[str, Any]:
@@ -309,7 +313,6 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
     if isinstance(version, bool) or version not in READS:
         raise ImportRejected(f"file.version {version!r} is not supported (this palazzo reads "
                              f"{', '.join(map(str, READS))})")
-    _scan(env)
     body = c.obj(env.get("palace"), "file.palace")
     where = "palace"
     name = c.name(body, "name", where, "palace")
@@ -369,19 +372,21 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
     for i, e in enumerate(c.arr(body.get("entities", []), f"{where}.entities")):
         at = f"{where}.entities[{i}]"
         e = c.obj(e, at)
-        entities.append(Entity(c.text(e, "id", at, limit=MAX_CONTENT),
-                               c.text(e, "name", at), c.text(e, "type", at, "concept"),
-                               c.obj(e.get("properties", {}), f"{at}.properties")))
+        props = c.obj(e.get("properties", {}), f"{at}.properties")
+        _scan(props, f"{at}.properties")
+        entities.append(Entity(c.text(e, "id", at), c.text(e, "name", at),
+                               c.text(e, "type", at, "concept"), props))
     if len({e.id for e in entities}) != len(entities):
         raise ImportRejected(f"{where}.entities has duplicate ids")
     agents = []
     for i, a in enumerate(c.arr(body.get("agents", []), f"{where}.agents")):
         at = f"{where}.agents[{i}]"
         a = c.obj(a, at)
+        state = c.obj(a.get("state", {}), f"{at}.state")
+        _scan(state, f"{at}.state")
         agents.append(Agent(c.text(a, "id", at), c.text(a, "name", at),
                             c.text(a, "focus", at, ""), c.text(a, "archetype", at, "balanced"),
-                            c.num(a, "created_at", at, 0.0),
-                            c.obj(a.get("state", {}), f"{at}.state")))
+                            c.num(a, "created_at", at, 0.0), state))
     if len({a.id for a in agents}) != len(agents):
         raise ImportRejected(f"{where}.agents has duplicate ids")
 
@@ -438,6 +443,8 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
             raise ImportRejected(f"{at}.kind {kind!r} is not an edge kind")
         rec = {"kind": kinds[kind], "src": c.text(e, "src", at), "dst": c.text(e, "dst", at),
                "props": c.obj(e.get("props", {}), f"{at}.props")}
+        if rec["props"]:
+            _scan(rec["props"], f"{at}.props")
         for end in ("src", "dst"):
             rec[end] = renamed.get(rec[end], rec[end])
             if rec[end] not in nodes:
@@ -499,6 +506,8 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
                 palace.drawers.set_vector(row, vec)
     # Sections of later issues, read once drawers, entities and edges exist (they refer to
     # them); each reader validates its whole section and raises ImportRejected.
+    for section in ("kg", "conversations", "provenance", "diaries"):
+        _scan(body.get(section), f"{where}.{section}")
     palace.kg = KnowledgeGraph.from_json(palace, body.get("kg", {}), f"{where}.kg")
     palace.conversations = Conversations.from_json(palace, body.get("conversations", {}),
                                                    f"{where}.conversations")
@@ -557,6 +566,8 @@ def _read_aliases(value: Any, ids: set[str], renamed: dict[str, str], where: str
     out = {old: renamed.get(new, new) if isinstance(new, str) else new
            for old, new in table.items()}
     for old, new in out.items():
+        if len(old) > MAX_NAME or _bad_leaf(old) is not None:
+            raise ImportRejected(f"{where} has a key that is no drawer id ({old[:40]!r})")
         if not isinstance(new, str) or new not in ids:
             raise ImportRejected(f"{where}[{old!r}] must be the id of a drawer in the file")
         if old in ids:
