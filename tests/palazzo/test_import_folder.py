@@ -155,7 +155,7 @@ def test_binary_empty_symlink_and_encodings(tmp_path):
     plan = plan_index(root, chunk_size=20_000)
     contents = {c.args["source_file"]: c.args["content"] for c in plan.calls}
     assert contents["latin1.txt"] == "caf\ufffd cr\ufffdme"
-    assert contents["bom.txt"] == "with a byte order mark"
+    assert contents["bom.txt"] == "\ufeffwith a byte order mark"  # verbatim: the file's text
     assert "late-nul.txt" in contents  # NUL beyond the first 8 KiB: still text
     assert plan.summary["decoded_with_replacement"] == ["latin1.txt"]
     reasons = {s["item"]: s["reason"] for s in plan.summary["skipped"]}
@@ -288,3 +288,187 @@ def test_compares_with_a_journaled_store(tmp_path):
     apply(plan_index(root, palace=store, sync=True), store.call)
     assert [store.palace.drawers.source_file[r] for r in store.palace.drawers.live_rows()] \
         == ["b/c.md"]
+
+
+# -- nothing lost: every file rebuilds from its drawers ------------------------------------------
+
+BLOCK = ("Traceback (most recent call last):\n  File \"app.py\", line 7, in <module>\n"
+         "    main()\nValueError: the same error again\n\n")
+
+
+def _variants(chunk_size):
+    """Files whose repeated block lands at every offset of a chunk boundary, in every line
+    ending style, with and without a byte order mark, plus blank runs longer than a chunk."""
+    out = {}
+    endings = {"lf": lambda t: t, "crlf": lambda t: t.replace("\n", "\r\n"),
+               "mixed": lambda t: "".join(line + ("\r\n", "\n", "\r")[i % 3] for i, line
+                                          in enumerate(t.split("\n")))}
+    for offset in range(0, chunk_size + 1, 9):
+        body = "x" * offset + " start.\n\n" + BLOCK * 5 + "tail " * 30
+        for name, ending in endings.items():
+            for bom in (False, True):
+                data = ("\ufeff" if bom else "") + ending(body)
+                out[f"{name}/{'bom-' if bom else ''}off{offset:03d}.log"] = data.encode()
+    out["blank/runs.txt"] = ("words\n" + " \n" * chunk_size + "more words\n" + "\n" * 300
+                             + "end").encode()
+    out["blank/leading.txt"] = ("\n" * (chunk_size * 2) + "text after blank lines").encode()
+    out["same/lines.md"] = ("the very same line of text\n" * 200).encode()
+    return out
+
+
+def rebuilt_files(palace, wing):
+    """{file: bytes} rebuilt the way a reader would: the wing's indexed drawers grouped by
+    the file in their source_file, ordered by the chunk position it records, joined."""
+    s = palace.drawers
+    parts = {}
+    for r in s.live_rows():
+        if s.wing[r] == wing and s.source[r] == "index":
+            base, k = split_source_file(s.source_file[r])
+            parts.setdefault(base, []).append((k, s.content[r]))
+    return {base: "".join(text for _, text in sorted(p)).encode() for base, p in parts.items()}
+
+
+def test_every_file_rebuilds_byte_for_byte_from_its_drawers(tmp_path):
+    chunk = 120
+    files = _variants(chunk)
+    root = tree(tmp_path / "logs", files)
+    plan = plan_index(root, chunk_size=chunk)
+    assert plan.summary["files"] == len(files) and plan.summary["skipped"] == []
+    chunks = [c.args["content"] for c in plan.calls]
+    assert len(chunks) > len(set(chunks))  # the same text at several places: kept each time
+    palace = Palace()
+    result = apply(plan, palace.call)
+    assert result["created"]["add_drawer"] == plan.summary["drawers_added"] == len(plan)
+    assert rebuilt_files(palace, "logs") == files
+    again = plan_index(root, chunk_size=chunk, palace=palace)
+    assert len(again) == 0 and again.summary["unchanged"] == sorted(files)
+
+
+def test_identical_files_in_one_room_are_two_drawers(tmp_path):
+    root = tree(tmp_path / "p", {"README.md": "same words", "README.txt": "same words",
+                                 "a/x.txt": "same words", "a/y.txt": "same words"})
+    palace = Palace()
+    apply(plan_index(root), palace.call)
+    assert palace.counts()["drawers"] == 4
+    assert sorted(rebuilt_files(palace, "p")) == ["README.md", "README.txt", "a/x.txt",
+                                                  "a/y.txt"]
+    assert len(plan_index(root, palace=palace)) == 0
+
+
+def test_a_file_stored_incompletely_is_healed(tmp_path):
+    """Indexed before drawers had keys, a log whose chunks repeat kept one drawer for them
+    all and never rebuilt; the next index sees that and re-imports it."""
+    from palazzo.importers.folder import reassemble
+
+    text = "start\n\n" + BLOCK * 8
+    root = tree(tmp_path / "p", {"app.log": text, "ok.md": "fine"})
+    palace = Palace()
+    plan = plan_index(root, chunk_size=len(BLOCK))
+    for c in plan.calls:  # what the importer did before: no key, so repeats collapse
+        palace.call("add_drawer", {k: v for k, v in c.args.items() if k != "key"})
+    assert palace.counts()["drawers"] < len(plan)
+    assert "app.log" not in {b for b, t in rebuilt_files(palace, "p").items()
+                             if t == text.encode()}
+    heal = plan_index(root, chunk_size=len(BLOCK), palace=palace)
+    assert heal.summary["healed"] == ["app.log"] and heal.summary["changed"] == []
+    assert heal.summary["unchanged"] == ["ok.md"]
+    apply(heal, palace.call)
+    assert rebuilt_files(palace, "p") == {"app.log": text.encode(), "ok.md": b"fine"}
+    assert len(plan_index(root, chunk_size=len(BLOCK), palace=palace)) == 0
+
+    gap = next(r for r in palace.drawers.live_rows()
+               if palace.drawers.source_file[r] == "app.log#chunk-3")
+    palace.call("delete_drawer", {"drawer_id": palace.drawers.ids[gap]})
+    mended = plan_index(root, chunk_size=len(BLOCK), palace=palace)
+    assert mended.summary["healed"] == ["app.log"]
+    assert [c.args["source_file"] for c in mended.calls] == ["app.log#chunk-3"]
+    apply(mended, palace.call)
+    assert rebuilt_files(palace, "p")["app.log"] == text.encode()
+    assert reassemble([]) is None
+
+
+# -- hostile folders: clear results, never a traceback or a hang ---------------------------------
+
+def test_a_backwards_range_in_a_gitignore_matches_nothing(tmp_path):
+    root = tree(tmp_path / "p", {".gitignore": "[z-a]\n[!z-a]x\n*.log\n", "m": "kept",
+                                 "ax": "ignored by [!z-a]x", "b.log": "ignored"})
+    assert compile_rule("[z-a]").matches("m", False) is False
+    assert indexed(plan_index(root)) == ["m"]
+
+
+def test_globs_with_many_stars_do_not_backtrack(tmp_path):
+    """``a*a*…a*b`` against a long name of a's backtracked exponentially in a regex."""
+    pattern = "a*" * 22 + "b"
+    root = tree(tmp_path / "p", {"a" * 60: "no b in the name", "a" * 30 + "b": "matches"})
+    plan = plan_index(root, exclude=[pattern])
+    assert indexed(plan) == ["a" * 60]
+    assert compile_rule(pattern).matches("a/" + "a" * 200, False) is False
+    (root / ".gitignore").write_text(pattern + "\n", encoding="utf-8")
+    assert indexed(plan_index(root)) == ["a" * 60]
+
+
+def test_names_that_are_not_utf8_are_skipped_and_named(tmp_path):
+    import json
+    import os
+
+    root = tree(tmp_path / "p", {"ok.md": "fine"})
+    bad = os.fsencode(root) + b"/caf\xe9.md"
+    with open(bad, "wb") as f:
+        f.write(b"latin-1 name")
+    os.mkdir(os.fsencode(root) + b"/d\xfcr")
+    with open(os.fsencode(root) + b"/d\xfcr/inner.md", "wb") as f:
+        f.write(b"inside a folder whose name is not UTF-8")
+    plan = plan_index(root)
+    assert indexed(plan) == ["ok.md"]
+    reasons = {s["item"]: s["reason"] for s in plan.summary["skipped"]}
+    assert reasons == {"caf\ufffd.md": "file name is not UTF-8",
+                       "d\ufffdr/": "folder name is not UTF-8"}
+    json.dumps(plan.summary, ensure_ascii=False).encode()
+    palace = Palace()
+    apply(plan, palace.call)
+    assert palace.counts()["drawers"] == 1
+
+
+def _remove_tree(top):
+    """Delete a folder tree without recursion (shutil.rmtree, which pytest uses to clean
+    its temporary folders, recurses once a level and fails on 1,100 of them)."""
+    import os
+
+    stack = [top]
+    while stack:
+        with os.scandir(stack[-1]) as it:
+            entries = list(it)
+        folders = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        for e in entries:
+            if not e.is_dir(follow_symlinks=False):
+                os.unlink(e.path)
+        if folders:
+            stack.extend(folders)
+        else:
+            os.rmdir(stack.pop())
+
+
+def test_deeply_nested_folders_are_walked(tmp_path):
+    import os
+
+    root = tree(tmp_path / "p", {"top.md": "top"})
+    deep = str(root / "d")
+    os.mkdir(deep)
+    try:
+        for _ in range(1099):  # os.makedirs recurses once a level itself
+            deep = os.path.join(deep, "d")
+            os.mkdir(deep)
+        with open(os.path.join(deep, "bottom.md"), "w", encoding="utf-8") as f:
+            f.write("at the bottom")
+        plan = plan_index(root)
+        assert indexed(plan) == ["top.md"]
+        bottom = "/".join(["d"] * 1100) + "/bottom.md"
+        assert [s["reason"] for s in plan.summary["skipped"] if s["item"] == bottom] == \
+            ["no usable room name (folder path too long?)"]
+    finally:
+        _remove_tree(str(root / "d"))
+    shallow = os.path.join(str(root), *(["e"] * 40))
+    os.makedirs(shallow)
+    with open(os.path.join(shallow, "mid.md"), "w", encoding="utf-8") as f:
+        f.write("forty folders down")
+    assert "/".join(["e"] * 40) + "/mid.md" in indexed(plan_index(root))

@@ -319,3 +319,16 @@ def test_drawers_palazzo_keeps_once_are_counted_once(fx, tmp_path):
         ["duplicate: the same text in w/r"]
     palace = Palace()
     assert apply(plan, palace.call)["created"]["add_drawer"] == 2
+
+
+def test_entity_properties_with_a_lone_surrogate_are_a_clear_error(fx, tmp_path):
+    import sqlite3
+
+    folder = tmp_path / "p"
+    folder.mkdir()
+    fx.make_chroma(folder / "chroma.sqlite3", fx.PY_DRAWERS, [])
+    fx.make_kg(folder / "knowledge_graph.sqlite3", [], [])
+    with sqlite3.connect(folder / "knowledge_graph.sqlite3") as conn:
+        conn.execute("INSERT INTO entities (id, name, type, properties) VALUES (?, ?, ?, ?)",
+                     ("odd", "Odd", "thing", '{"note": "a \\ud800 b"}'))
+    _reject(folder, r"entity 'odd': properties: .note holds a lone surrogate")

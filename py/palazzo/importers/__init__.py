@@ -280,9 +280,10 @@ _CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
-def planned_drawer_id(content: str, wing: str, room: str) -> str:
-    """Return the id ``add_drawer`` will give this drawer (names normalised as it does)."""
-    return drawer_id(content, clean_name(wing, "wing"), clean_name(room, "room"))
+def planned_drawer_id(content: str, wing: str, room: str, key: str = "") -> str:
+    """Return the id ``add_drawer`` will give this drawer (names normalised as it does;
+    ``key`` is the identity key passed with it, "" for none)."""
+    return drawer_id(content, clean_name(wing, "wing"), clean_name(room, "room"), key)
 
 
 # -- reading sources ---------------------------------------------------------------------------

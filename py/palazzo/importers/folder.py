@@ -7,35 +7,44 @@ Layout (documented rule):
   ``docs/api``); a file directly in the indexed folder gets the room of its stem
   (``README.md`` -> ``README``).
 - **drawer**: the file's text, verbatim. ``source`` is ``"index"`` and ``source_file`` the
-  file's path relative to the indexed folder (posix).
+  file's path relative to the indexed folder (posix). Every drawer is added with the
+  identity key ``<path>#<position>`` (:func:`chunk_key`), so its id is content + wing + room
+  + file + position: text repeated inside a file, or identical files in one room, are kept
+  as often as they occur.
 - **large files** (more than ``chunk_size`` characters) are cut into consecutive,
   non-overlapping pieces at paragraph, sentence or word boundaries
-  (:func:`palazzo.chunking.spans` with no overlap, so the pieces concatenate to the file).
-  Each piece is a drawer in the file's room, in the closet named after the file
-  (``notes.md``), with ``source_file`` ``<path>#chunk-<k>`` (k counts from 1 in file order).
-  The text itself is never prefixed, so drawers stay verbatim.
+  (:func:`palazzo.chunking.spans` with no overlap); a piece that is only whitespace joins
+  the piece before it. Each piece is a drawer in the file's room, in the closet named after
+  the file (``notes.md``), with ``source_file`` ``<path>#chunk-<k>`` (k counts from 1 in file
+  order). The text itself is never prefixed, so drawers stay verbatim.
+- **reassembly**: a file is rebuilt by ordering its drawers by the position in their
+  ``source_file`` (0 alone, or 1..n) and joining their texts (:func:`reassemble`); for a
+  UTF-8 file the result is the file byte for byte (line endings and a byte order mark are
+  kept).
 
 What is read: every regular file under the folder except ``.git`` directories, symbolic
 links (never followed, so a link cannot loop or leave the folder), ``.gitignore`` files
 themselves, files matched by a ``.gitignore`` (the root one and nested ones; see
 :class:`IgnoreRules`), files matched by ``exclude`` or, when ``include`` is given, not matched
-by it, binary files (a NUL byte in the first 8 KiB), files over ``max_bytes`` and empty
-files. Text that is not valid UTF-8 is **decoded with replacement characters** (U+FFFD) and
-the file is listed under ``decoded_with_replacement`` in the summary; a UTF-8 byte order mark
-is dropped.
+by it, binary files (a NUL byte in the first 8 KiB), files over ``max_bytes``, empty files
+and files or folders whose names are not UTF-8 (each named in the summary with the reason).
+Text that is not valid UTF-8 is **decoded with replacement characters** (U+FFFD) and the
+file is listed under ``decoded_with_replacement`` in the summary (such a file cannot be
+rebuilt byte for byte). Folders are walked without recursion, so any depth is read.
 
-Against an existing palace (``palace`` given), a file whose drawers are already there with
-the same text is skipped as unchanged; a changed file gets its new drawers and its stale
-drawers deleted (only drawers of this wing with source ``"index"``). With ``sync=True``,
-drawers of this wing with source ``"index"`` whose file no longer exists under the folder are
-deleted too. So a wing is the image of one folder: index different folders into different
-wings (a drawer's ``source_file`` is relative to the folder it came from).
+Against an existing palace (``palace`` given), a file whose stored drawers reassemble to
+exactly its text is skipped as unchanged; any other file gets its missing drawers and its
+stale ones deleted (only drawers of this wing with source ``"index"``) — a changed file, or
+one whose stored drawers no longer rebuild it (listed as ``healed``). With ``sync=True``,
+drawers of this wing with source ``"index"`` whose file no longer exists under the folder
+are deleted too. So a wing is the image of one folder: index different folders into
+different wings (a drawer's ``source_file`` is relative to the folder it came from).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,23 +62,42 @@ BINARY_PROBE = 8192
 MAX_BYTES = 20 << 20
 GITIGNORE = ".gitignore"
 
-__all__ = ["IgnoreRules", "Rule", "compile_rule", "plan_index", "split_source_file"]
+__all__ = ["IgnoreRules", "Rule", "StoredPiece", "chunk_key", "compile_rule", "plan_index",
+           "reassemble", "split_source_file"]
 
 
 # -- gitignore patterns --------------------------------------------------------------------------
+
+# A glob is matched segment by segment (a path split at "/"), never through a backtracking
+# regex: ``a*a*a*…b`` against a long name is exponential in Python's ``re``, and a .gitignore
+# or an --exclude is user input. Within a segment the stars are matched greedily leftmost
+# (each fixed piece between stars at its first fit), which is exact for globs and costs
+# O(len(name) x len(pattern)); across segments a set of reachable positions handles ``**``.
+
+_STAR = ("*",)
+_ANY = ("?",)
+_SEP = ("/",)
+# A segment: its tokens — ("c", char), _ANY, _STAR, or ("[", negate, ((lo, hi), …)) —
+# or one of the globstars: zero or more whole segments, or one or more (a trailing "/**").
+_GLOBSTAR = "**"
+_GLOBSTAR_ONE = "**+"
+Token = tuple[Any, ...]
+Segment = tuple[Token, ...] | str
+
 
 @dataclass(slots=True, frozen=True)
 class Rule:
     """One gitignore pattern, compiled: it matches a path relative to its file's folder."""
 
     pattern: str
-    regex: re.Pattern[str]
+    segments: tuple[Segment, ...]
     negate: bool
     dir_only: bool
 
     def matches(self, rel: str, is_dir: bool) -> bool:
-        """Whether this pattern matches ``rel`` (posix, relative to its .gitignore)."""
-        return (is_dir or not self.dir_only) and self.regex.match(rel) is not None
+        """Whether this pattern matches ``rel`` (posix, relative to its .gitignore).
+        Cost: O(segments of the path x segments of the pattern x their lengths)."""
+        return (is_dir or not self.dir_only) and _match_path(self.segments, rel.split("/"))
 
 
 def _strip_trailing_spaces(line: str) -> str:
@@ -87,8 +115,10 @@ def _strip_trailing_spaces(line: str) -> str:
     return line[:end]
 
 
-def _class(pattern: str, i: int) -> tuple[str, int] | None:
-    """Translate the bracket expression starting at ``pattern[i] == "["``; None if unclosed."""
+def _class(pattern: str, i: int) -> tuple[Token, int] | None:
+    """Return (class token, index after it) of the bracket expression at ``pattern[i] ==
+    "["``, or None when it is not closed (then "[" is a literal). A range written backwards
+    (``[z-a]``) matches nothing, as in git; ``\\x`` inside is a literal x."""
     j = i + 1
     negate = j < len(pattern) and pattern[j] in "!^"
     if negate:
@@ -97,44 +127,127 @@ def _class(pattern: str, i: int) -> tuple[str, int] | None:
     if j < len(pattern) and pattern[j] == "]":
         j += 1  # a "]" first in the class is a literal
     while j < len(pattern) and pattern[j] != "]":
-        j += 1
+        j += 2 if pattern[j] == "\\" and j + 1 < len(pattern) else 1
     if j >= len(pattern):
         return None
-    body = "".join("\\" + ch if ch in "\\^[]" else ch for ch in pattern[start:j])
-    return f"(?!/)[{'^' if negate else ''}{body}]", j + 1
+    chars: list[str] = []
+    k = start
+    while k < j:
+        if pattern[k] == "\\" and k + 1 < j:
+            k += 1
+        chars.append(pattern[k])
+        k += 1
+    ranges: list[tuple[str, str]] = []
+    k = 0
+    while k < len(chars):
+        if k + 2 < len(chars) and chars[k + 1] == "-":
+            ranges.append((chars[k], chars[k + 2]))  # lo > hi: an empty range
+            k += 3
+        else:
+            ranges.append((chars[k], chars[k]))
+            k += 1
+    return ("[", negate, tuple(ranges)), j + 1
 
 
-def _translate(pattern: str) -> str:
-    """Return the regex body of a gitignore glob (``*``, ``?``, ``[...]``, ``**``, ``\\``)."""
-    out: list[str] = []
+def _tokens(pattern: str) -> list[Token]:
+    """Return the tokens of a gitignore glob: literals, ``?``, ``*`` runs, classes, "/"."""
+    out: list[Token] = []
     i, n = 0, len(pattern)
     while i < n:
-        if i == 0 and pattern.startswith("**/"):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("/**/", i):
-            out.append("/(?:.*/)?")
-            i += 4
-        elif pattern.startswith("/**", i) and i + 3 == n:
-            out.append("/.*")
-            i += 3
-        elif pattern[i] == "*":
+        ch = pattern[i]
+        if ch == "*":
+            run = i
             while i < n and pattern[i] == "*":
                 i += 1
-            out.append("[^/]*")
-        elif pattern[i] == "?":
-            out.append("[^/]")
+            out.append(("**",) if i - run >= 2 else _STAR)
+        elif ch == "?":
+            out.append(_ANY)
             i += 1
-        elif pattern[i] == "[" and (cls := _class(pattern, i)) is not None:
+        elif ch == "[" and (cls := _class(pattern, i)) is not None:
             out.append(cls[0])
             i = cls[1]
-        elif pattern[i] == "\\" and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))
+        elif ch == "\\" and i + 1 < n:
+            out.append(_SEP if pattern[i + 1] == "/" else ("c", pattern[i + 1]))
             i += 2
-        else:
-            out.append(re.escape(pattern[i]))
+        elif ch == "/":
+            out.append(_SEP)
             i += 1
-    return "".join(out)
+        else:
+            out.append(("c", ch))
+            i += 1
+    return out
+
+
+def _segments(pattern: str) -> list[Segment]:
+    """Split a glob into segments; a whole-segment ``**`` becomes a globstar (leading or
+    inner: zero or more folders; trailing: everything inside), any other ``**`` a ``*``."""
+    parts: list[list[Token]] = [[]]
+    for t in _tokens(pattern):
+        if t == _SEP:
+            parts.append([])
+        else:
+            parts[-1].append(t)
+    out: list[Segment] = []
+    last = len(parts) - 1
+    for j, part in enumerate(parts):
+        if part == [("**",)] and last > 0:
+            out.append(_GLOBSTAR_ONE if j == last else _GLOBSTAR)
+        else:
+            out.append(tuple(_STAR if t == ("**",) else t for t in part))
+    return out
+
+
+def _char_matches(t: Token, ch: str) -> bool:
+    if t[0] == "c":
+        return t[1] == ch
+    if t[0] == "?":
+        return True
+    return t[1] != any(lo <= ch <= hi for lo, hi in t[2])
+
+
+def _fits(piece: tuple[Token, ...], name: str, at: int) -> bool:
+    return all(_char_matches(t, name[at + k]) for k, t in enumerate(piece))
+
+
+def _match_segment(tokens: tuple[Token, ...], name: str) -> bool:
+    """Whether one path segment ``name`` matches a segment's tokens. Greedy leftmost
+    placement of the pieces between stars; O(len(name) x len(tokens))."""
+    pieces: list[tuple[Token, ...]] = [()]
+    for t in tokens:
+        if t == _STAR:
+            pieces.append(())
+        else:
+            pieces[-1] += (t,)
+    if len(pieces) == 1:
+        return len(name) == len(pieces[0]) and _fits(pieces[0], name, 0)
+    first, middle, last = pieces[0], pieces[1:-1], pieces[-1]
+    if len(first) + len(last) > len(name) or not _fits(first, name, 0) \
+            or not _fits(last, name, len(name) - len(last)):
+        return False
+    pos, end = len(first), len(name) - len(last)
+    for piece in middle:
+        while pos + len(piece) <= end and not _fits(piece, name, pos):
+            pos += 1
+        if pos + len(piece) > end:
+            return False
+        pos += len(piece)
+    return True
+
+
+def _match_path(segments: tuple[Segment, ...], names: list[str]) -> bool:
+    """Whether the path segments ``names`` match the pattern's segments: the set of path
+    positions each pattern segment can end at, left to right."""
+    reach = {0}
+    for seg in segments:
+        if not reach:
+            return False
+        if seg == _GLOBSTAR:
+            reach = set(range(min(reach), len(names) + 1))
+        elif seg == _GLOBSTAR_ONE:
+            reach = set(range(min(reach) + 1, len(names) + 1))
+        else:
+            reach = {i + 1 for i in reach if i < len(names) and _match_segment(seg, names[i])}
+    return len(names) in reach
 
 
 def compile_rule(line: str, allow_negation: bool = True) -> Rule | None:
@@ -144,7 +257,8 @@ def compile_rule(line: str, allow_negation: bool = True) -> Rule | None:
     (``\\!`` is a literal), a trailing ``/`` matches directories only, a ``/`` at the start
     or in the middle anchors the pattern to the .gitignore's folder (otherwise it matches at
     any depth), ``*`` and ``?`` never match ``/``, ``**/`` matches any leading folders,
-    ``/**`` everything inside, ``/**/`` zero or more folders.
+    ``/**`` everything inside, ``/**/`` zero or more folders. Any line compiles: a class
+    that is not closed is a literal ``[``, a backwards range matches nothing.
     """
     line = _strip_trailing_spaces(line.rstrip("\r\n"))
     if not line or line.startswith("#"):
@@ -163,8 +277,10 @@ def compile_rule(line: str, allow_negation: bool = True) -> Rule | None:
     anchored = "/" in line
     if line.startswith("/"):
         line = line[1:]
-    regex = ("^" if anchored else "^(?:.*/)?") + _translate(line) + "$"
-    return Rule(original, re.compile(regex, re.DOTALL), negate, dir_only)
+    segments = _segments(line)
+    if not anchored:
+        segments.insert(0, _GLOBSTAR)
+    return Rule(original, tuple(segments), negate, dir_only)
 
 
 def parse_rules(text: str) -> list[Rule]:
@@ -225,6 +341,20 @@ def _compile_globs(patterns: Iterable[str] | None, what: str) -> list[Rule]:
 
 # -- walking -------------------------------------------------------------------------------------
 
+def _printable(name: str) -> str:
+    """Return a file name that is not UTF-8 (kept by Python as surrogate escapes) with its
+    bad bytes as U+FFFD, so it can be shown and written to JSON."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 @dataclass(slots=True)
 class _Walk:
     root: Path
@@ -233,36 +363,45 @@ class _Walk:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def files(self) -> Iterator[tuple[str, Path]]:
-        """Yield (relative posix path, path) of every file to read, in sorted order."""
-        yield from self._visit(self.root, "", IgnoreRules())
-
-    def _visit(self, folder: Path, rel_dir: str, rules: IgnoreRules) -> Iterator[tuple[str, Path]]:
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError as err:
-            self.skipped.append((rel_dir or ".", f"unreadable folder: {err.strerror}"))
+        """Yield (relative posix path, path) of every file to read, depth first in sorted
+        order. Iterative (a stack of folders being listed), so any depth of nesting is
+        walked. Cost: one directory listing a folder, O(rules) a path."""
+        opened = self._open(self.root, "", IgnoreRules())
+        if opened is None:
             return
-        gitignore = folder / GITIGNORE
-        if gitignore.is_file() and not gitignore.is_symlink():
-            text = gitignore.read_bytes().decode("utf-8", errors="replace")
-            rules = rules.with_file(rel_dir, parse_rules(text))
-        for entry in entries:
+        stack: list[tuple[Iterator[os.DirEntry[str]], str, IgnoreRules]] = [opened]
+        while stack:
+            entries, rel_dir, rules = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                continue
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if entry.is_symlink():
-                self.skipped.append((rel, "symlink (not followed)"))
-            elif entry.is_dir():
+            try:
+                is_link, is_dir = entry.is_symlink(), entry.is_dir(follow_symlinks=False)
+                is_file = not is_dir and entry.is_file(follow_symlinks=False)
+            except OSError as err:
+                self.skipped.append((_printable(rel), f"unreadable: {err.strerror}"))
+                continue
+            if is_link:
+                self.skipped.append((_printable(rel), "symlink (not followed)"))
+            elif is_dir:
                 if entry.name == ".git":
                     continue
-                if rules.ignored(rel, True):
+                if not _is_utf8(entry.name):
+                    self.skipped.append((_printable(rel) + "/", "folder name is not UTF-8"))
+                elif rules.ignored(rel, True):
                     self.skipped.append((rel + "/", "gitignored"))
                 elif _any_match(self.exclude, rel, True):
                     self.skipped.append((rel + "/", "excluded"))
-                else:
-                    yield from self._visit(Path(entry.path), rel, rules)
-            elif entry.is_file():
+                elif (inner := self._open(Path(entry.path), rel, rules)) is not None:
+                    stack.append(inner)
+            elif is_file:
                 if entry.name == GITIGNORE:
                     continue
-                if rules.ignored(rel, False):
+                if not _is_utf8(entry.name):
+                    self.skipped.append((_printable(rel), "file name is not UTF-8"))
+                elif rules.ignored(rel, False):
                     self.skipped.append((rel, "gitignored"))
                 elif _any_match(self.exclude, rel, False):
                     self.skipped.append((rel, "excluded"))
@@ -271,17 +410,48 @@ class _Walk:
                 else:
                     yield rel, Path(entry.path)
 
+    def _open(self, folder: Path, rel_dir: str, rules: IgnoreRules
+              ) -> tuple[Iterator[os.DirEntry[str]], str, IgnoreRules] | None:
+        """Return (sorted entries, rel_dir, rules with the folder's .gitignore) of a folder,
+        or None (and a skipped item) when it cannot be listed."""
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as err:
+            self.skipped.append((rel_dir or ".", f"unreadable folder: {err.strerror}"))
+            return None
+        gitignore = folder / GITIGNORE
+        try:
+            if gitignore.is_file() and not gitignore.is_symlink():
+                text = gitignore.read_bytes().decode("utf-8", errors="replace")
+                rules = rules.with_file(rel_dir, parse_rules(text))
+        except OSError as err:
+            self.skipped.append((f"{rel_dir}/{GITIGNORE}" if rel_dir else GITIGNORE,
+                                 f"unreadable: {err.strerror} (its rules are not applied)"))
+        return iter(entries), rel_dir, rules
+
 
 # -- planning --------------------------------------------------------------------------------------
 
 @dataclass(slots=True)
 class _File:
-    """A file read and cut: its place and the drawers it becomes."""
+    """A file read and cut: its place, its text and the drawers it becomes."""
 
     rel: str
     room: str
+    text: str
     pieces: list[tuple[int, str]]  # (position from 1, text); position 0: the whole file
+    keys: list[str]
     ids: list[str]
+
+
+@dataclass(slots=True, frozen=True)
+class StoredPiece:
+    """One indexed drawer of a file as the palace holds it."""
+
+    position: int  # 0: the whole file; k >= 1: chunk k
+    drawer_id: str
+    content: str
 
 
 def split_source_file(source_file: str) -> tuple[str, int]:
@@ -293,13 +463,47 @@ def split_source_file(source_file: str) -> tuple[str, int]:
     return source_file, 0
 
 
+def chunk_key(rel: str, position: int) -> str:
+    """Return the identity key of piece ``position`` of file ``rel`` (``"docs/a.md#3"``;
+    0 for a whole file), passed to ``add_drawer`` so that the same text at two places of a
+    file, or in two files of one room, is two drawers. A path too long for a key is
+    replaced by its sha256."""
+    from palazzo.model import MAX_KEY
+
+    key = f"{rel}#{position}"
+    if len(key) <= MAX_KEY:
+        return key
+    return f"sha256:{hashlib.sha256(rel.encode()).hexdigest()}#{position}"
+
+
+def reassemble(pieces: Iterable[StoredPiece]) -> str | None:
+    """Return a file's text rebuilt from its stored drawers, or None when they cannot
+    rebuild it.
+
+    The order is the position each drawer records in its ``source_file`` (``path`` for a
+    whole file, ``path#chunk-k`` for chunk k): the positions must be exactly ``0`` alone or
+    ``1..n``, each once; the texts are then joined in that order with nothing between them
+    (chunks are cut without overlap, so they concatenate to the file). Cost: O(text).
+    """
+    ordered = sorted(pieces, key=lambda p: p.position)
+    positions = [p.position for p in ordered]
+    if not positions or (positions != [0] and positions != list(range(1, len(ordered) + 1))):
+        return None
+    return "".join(p.content for p in ordered)
+
+
 def _room_of(rel: str) -> str:
     parent, _, name = rel.rpartition("/")
     return parent if parent else (Path(name).stem or name)
 
 
-def _read(path: Path, rel: str, max_bytes: int) -> tuple[str | None, str | None, bool]:
-    """Return (text, reason it is skipped, decoded with replacement)."""
+def _read(path: Path, max_bytes: int) -> tuple[str | None, str | None, bool]:
+    """Return (text, reason it is skipped, decoded with replacement).
+
+    The text is the file's, verbatim: line endings and a byte order mark are kept, so the
+    drawers rebuild the file exactly (bytes that are not UTF-8 become U+FFFD, and the file
+    is listed as decoded with replacement).
+    """
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -310,19 +514,40 @@ def _read(path: Path, rel: str, max_bytes: int) -> tuple[str | None, str | None,
     if b"\x00" in data[:BINARY_PROBE]:
         return None, "binary (NUL byte in the first 8 KiB)", False
     try:
-        return data.decode("utf-8-sig"), None, False
+        return data.decode("utf-8"), None, False
     except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace").removeprefix("\ufeff"), None, True
+        return data.decode("utf-8", errors="replace"), None, True
 
 
-def _existing(palace: Any, wing: str) -> dict[str, dict[str, int]]:
-    """Return {file path: {drawer id: chunk position}} of the wing's indexed drawers."""
-    out: dict[str, dict[str, int]] = {}
+def _pieces(text: str, chunk_size: int) -> list[tuple[int, str]]:
+    """Return the (position, text) pieces of a file: ``[(0, text)]`` when it fits one
+    drawer, else consecutive chunks 1..n of at most about ``chunk_size`` characters that
+    concatenate to the text. A chunk that is only whitespace (a drawer must have text) is
+    joined to the chunk before it (the first one to the chunk after), so nothing is
+    dropped."""
+    if len(text) <= chunk_size:
+        return [(0, text)]
+    out: list[str] = []
+    for a, b in spans(text, chunk_size, 0):
+        piece = text[a:b]
+        if out and (not piece.strip() or not out[-1].strip()):
+            out[-1] += piece
+        else:
+            out.append(piece)
+    if len(out) == 1:
+        return [(0, out[0])]
+    return list(enumerate(out, 1))
+
+
+def _existing(palace: Any, wing: str) -> dict[str, list[StoredPiece]]:
+    """Return {file path: its stored pieces} of the wing's indexed drawers (source
+    ``"index"``), the position read from each drawer's ``source_file``."""
+    out: dict[str, list[StoredPiece]] = {}
     s = getattr(palace, "palace", palace).drawers  # a PalaceStore or the Palace itself
     for r in s.live_rows():
         if s.wing[r] == wing and s.source[r] == SOURCE:
             base, k = split_source_file(s.source_file[r])
-            out.setdefault(base, {})[s.ids[r]] = k
+            out.setdefault(base, []).append(StoredPiece(k, s.ids[r], s.content[r]))
     return out
 
 
@@ -345,8 +570,17 @@ def plan_index(
     drawers of changed files be deleted; ``sync`` (which needs ``palace``) also deletes
     drawers of files that no longer exist. The plan adds first and deletes last, so an
     interrupted apply never loses text.
-    Cost: one read of every candidate file; O(drawers of the palace) for the comparison.
+
+    A file is unchanged when its stored drawers :func:`reassemble` to exactly its text;
+    otherwise it is indexed again (``changed``; ``healed`` when its stored drawers could
+    not rebuild any text — a position missing or repeated, as the content-addressed ids of
+    earlier versions left files with repeated chunks). Every drawer carries the identity key
+    :func:`chunk_key` of its file and position.
+    Cost: one read of every candidate file; O(text of the wing's indexed drawers) for the
+    comparison.
     """
+    from palazzo.palace import MAX_CONTENT
+
     root = Path(path)
     if not root.is_dir():
         raise ImportRejected(f"{root}: not a folder")
@@ -364,26 +598,28 @@ def plan_index(
     replaced: list[str] = []
     files: list[_File] = []
     for rel, file_path in walk.files():
-        text, reason, lossy = _read(file_path, rel, max_bytes)
+        text, reason, lossy = _read(file_path, max_bytes)
         if text is None:
             builder.skip(rel, reason or "unreadable")
             continue
-        if not text.strip():
+        if not text.lstrip("\ufeff").strip():
             builder.skip(rel, "empty")
             continue
         room = usable_name(_room_of(rel))
         if room is None:
             builder.skip(rel, "no usable room name (folder path too long?)")
             continue
+        pieces = _pieces(text, chunk_size)
+        if any(len(p) > MAX_CONTENT for _, p in pieces):
+            builder.skip(rel, f"a blank run too long for a drawer (over {MAX_CONTENT} "
+                              "characters)")
+            continue
         if lossy:
             replaced.append(rel)
-        if len(text) <= chunk_size:
-            pieces = [(0, text)]
-        else:
-            pieces = [(k, text[a:b]) for k, (a, b) in enumerate(spans(text, chunk_size, 0), 1)
-                      if text[a:b].strip()]
-        files.append(_File(rel, room, pieces,
-                           [planned_drawer_id(p, wing_name, room) for _, p in pieces]))
+        keys = [chunk_key(rel, k) for k, _ in pieces]
+        files.append(_File(rel, room, text, pieces, keys,
+                           [planned_drawer_id(p, wing_name, room, key)
+                            for (_, p), key in zip(pieces, keys, strict=True)]))
     for item, reason in walk.skipped:
         builder.skip(item, reason)
 
@@ -391,20 +627,23 @@ def plan_index(
     planned = {i for f in files for i in f.ids}
     unchanged: list[str] = []
     changed: list[str] = []
+    healed: list[str] = []
     stale: list[tuple[str, str]] = []
     for f in files:
-        before = existing.get(f.rel, {})
-        if palace is not None and set(before) == set(f.ids):
+        before = existing.get(f.rel, [])
+        rebuilt = reassemble(before) if before else None
+        if rebuilt == f.text:
             unchanged.append(f.rel)
             continue
+        before_ids = {p.drawer_id for p in before}
         if before:
-            changed.append(f.rel)
-            stale += [(f.rel, d) for d in sorted(before) if d not in planned]
-        for (k, piece), did in zip(f.pieces, f.ids, strict=True):
-            if did in before:
+            (changed if rebuilt is not None else healed).append(f.rel)
+            stale += [(f.rel, d) for d in sorted(before_ids) if d not in planned]
+        for (k, piece), key, did in zip(f.pieces, f.keys, f.ids, strict=True):
+            if did in before_ids:
                 continue
             args: dict[str, Any] = {"wing": wing_name, "room": f.room, "content": piece,
-                                    "source": SOURCE, "source_file": f.rel}
+                                    "source": SOURCE, "source_file": f.rel, "key": key}
             if k:
                 args["source_file"] = f"{f.rel}{CHUNK_MARK}{k}"
                 args["closet"] = usable_name(Path(f.rel).name) or "file"
@@ -413,11 +652,11 @@ def plan_index(
         builder.add("delete_drawer", {"drawer_id": did}, f"{root}/{rel} (changed)")
     pruned: list[str] = []
     if sync:
-        for base, ids in sorted(existing.items()):
+        for base, stored in sorted(existing.items()):
             if _exists_under(root, base):
                 continue
             pruned.append(base)
-            for did in sorted(ids):
+            for did in sorted({p.drawer_id for p in stored}):
                 if did not in planned:
                     builder.add("delete_drawer", {"drawer_id": did}, f"{root}/{base} (gone)")
     return builder.finish(
@@ -426,6 +665,7 @@ def plan_index(
         indexed=len(files) - len(unchanged),
         unchanged=unchanged,
         changed=changed,
+        healed=healed,
         chunked={f.rel: len(f.pieces) for f in files if f.pieces[0][0]},
         drawers_added=sum(c.name == "add_drawer" for c in builder.calls),
         drawers_deleted=sum(c.name == "delete_drawer" for c in builder.calls),

@@ -53,6 +53,7 @@ from palazzo.errors import ImportRejected
 from palazzo.importers import (
     Plan,
     PlanBuilder,
+    check_unicode,
     end_of_day,
     is_sqlite,
     iso_when,
@@ -379,6 +380,7 @@ def _plan_kg(path: Path, state: _State, end_column: str, names_are_ids: bool) ->
                 if isinstance(props, str) else None
             if not isinstance(value, dict):
                 raise ImportRejected(f"{where}: properties must be a JSON object")
+            check_unicode(value, f"{where}: properties")
             if value:
                 args["properties"] = value
         state.builder.add("kg_entity", args, where)
