@@ -388,14 +388,16 @@ def _import(palace: Palace, args: dict[str, Any]) -> Result:
         return Palace(embedder=palace.embedder, clock=palace.clock, **kw)
 
     new = read_palace(doc, make)
-    missing = 0
+    written = 0
     if palace.embedder is not None and args.get("reindex", True):
         s = new.drawers
         rows = s.live_rows()
-        missing = new.embed_rows(rows[~s.has_vector[rows]])
+        todo = rows[~s.has_vector[rows]]
+        new.embed_rows(todo)
+        written = int(s.has_vector[todo].sum())  # vectors written, not drawers tried
     new.provenance.keyring = palace.provenance.keyring  # an import never brings keys
     palace.replace_with(new)
-    return {"imported": new.counts(), "embedded_now": missing}
+    return {"imported": new.counts(), "embedded_now": written}
 
 
 def _export_graph(palace: Palace, args: dict[str, Any]) -> Result:

@@ -165,6 +165,7 @@ class PalaceStore:
         self.seq = 0
         self._keys: Any = None
         self._host: Any = None
+        self._unsaved_vectors = False  # reindex steps whose vectors no snapshot holds yet
         fresh = not space.names()
         self.boot()
         if fresh and self.writer:
@@ -222,6 +223,7 @@ class PalaceStore:
     def _boot_once(self) -> Status:
         self.status = Status(read_only=not self.writer)
         self._host = None
+        self._unsaved_vectors = False
         palace, gen = None, 0
         for g in self._generations():
             palace = self._load_snapshot(g)
@@ -335,8 +337,10 @@ class PalaceStore:
             # Vectors are derived data: a partial reindex (a host embedding in steps) stays in
             # memory and is saved with the step that finishes; after a crash the missing
             # ones are embedded again.
-            if name == "reindex" and (not result.get("embedded") or result.get("remaining")):
-                return result
+            if name == "reindex":
+                self._unsaved_vectors |= bool(result.get("embedded"))
+                if result.get("remaining") or not self._unsaved_vectors:
+                    return result
             try:
                 self.compact()
             except Exception as err:
@@ -434,6 +438,7 @@ class PalaceStore:
                 self.space.delete(name)
         self.status.generation = new
         self.status.snapshot = True
+        self._unsaved_vectors = False
         self.status.journal_records = 0
         self.status.journal_bytes = 0
         self.status.last_saved = float(self.clock())

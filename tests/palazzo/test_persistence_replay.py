@@ -257,3 +257,22 @@ def test_refusals_of_atomic_operations_change_nothing_and_cost_no_reload(name, a
         store.call(name, args)
     assert store.palace is palace  # no reload was needed...
     assert state(store.palace) == before  # ...because nothing had changed
+
+
+def test_reindex_steps_are_saved_even_when_the_last_step_writes_no_vector():
+    space = MemorySpace()
+    bare = PalaceStore(space, lambda **kw: Palace(clock=lambda: 0.0, **kw), clock=ticking())
+    for i in range(16):
+        bare.call("add_drawer", {"wing": "w", "room": "r", "content": f"garden note {i}"})
+    for text in ("no", "d"):  # no token the hash embedder can read: never a vector
+        bare.call("add_drawer", {"wing": "w", "room": "r", "content": text})
+    make = maker(lambda: HashEmbedder())
+    store = PalaceStore(space, make, clock=ticking())
+    steps = []
+    while True:
+        steps.append(store.call("reindex", {"limit": 8}))
+        if not steps[-1]["remaining"] or len(steps) > 20:
+            break
+    assert sum(s["embedded"] for s in steps) == 16
+    again = PalaceStore(space, make, clock=ticking())
+    assert int(again.palace.drawers.has_vector.sum()) == 16
