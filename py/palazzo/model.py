@@ -61,6 +61,7 @@ BASE_COST: dict[EdgeKind, float] = {
 
 PALACE_ID = "palace"
 MAX_NAME = 200
+MAX_META = 10_000  # characters of a description, a source, a file name: metadata, not text
 
 
 def clean_name(value: str, what: str) -> str:

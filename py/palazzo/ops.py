@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from palazzo.errors import NotFound, UnknownOperation, ValidationError
-from palazzo.model import MAX_KEY
+from palazzo.model import MAX_KEY, MAX_META
 from palazzo.palace import MAX_CONTENT, Palace
 from palazzo.schema import validate
 
@@ -106,8 +106,9 @@ def _obj(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any
 
 
 NAME = {"type": "string", "minLength": 1, "maxLength": 200}
-TEXT = {"type": "string", "minLength": 1}
-OPT_TEXT = {"type": "string"}
+TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT}
+OPT_TEXT = {"type": "string", "maxLength": MAX_META}  # metadata: descriptions, sources
+GOAL = {"type": "string", "minLength": 1, "maxLength": 10_000}  # what an agent looks for
 IMPORTANCE = {"type": "number", "minimum": 0, "maximum": 1}
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000}
 THRESHOLD = {"type": "number", "minimum": -1, "maximum": 1}
@@ -459,8 +460,9 @@ def _build() -> Registry:
                   _search))
     add(Operation("bulk_replace", "Find and replace text across drawers (optionally a wing "
                   "or room); changed drawers are re-indexed.",
-                  _obj({"find": TEXT, "replace": {"type": "string"}, "wing": NAME,
-                        "room": NAME, "dry_run": {"type": "boolean"}}, ("find", "replace")),
+                  _obj({"find": TEXT, "replace": {"type": "string", "maxLength": MAX_CONTENT},
+                        "wing": NAME, "room": NAME, "dry_run": {"type": "boolean"}},
+                       ("find", "replace")),
                   _bulk_replace, mutates=True, atomic=True))
     add(Operation("reindex", "Embed drawers that lack a vector of the current embedder "
                   "(all of them with force).",

@@ -10,7 +10,7 @@ from typing import Any
 
 from palazzo.agents import ARCHETYPES, add_agent, agent_dict
 from palazzo.errors import ValidationError
-from palazzo.ops import NAME, OPT_TEXT, TEXT, Operation, Registry, Result, _obj
+from palazzo.ops import GOAL, NAME, OPT_TEXT, TEXT, Operation, Registry, Result, _obj
 from palazzo.palace import Palace
 from palazzo.swarm import MAX_CYCLES, SwarmConfig, run_swarm
 
@@ -84,7 +84,7 @@ def register(reg: Registry) -> None:
                         "archetypes": {"type": "array", "items": ARCHETYPE, "minItems": 1,
                                        "maxItems": MAX_AGENTS},
                         "seed": {"type": "integer", "minimum": 0},
-                        "goal": TEXT,
+                        "goal": GOAL,
                         "schedule": {"enum": ["constant", "linear", "exponential", "cosine"]},
                         "decay_every": {"type": "integer", "minimum": 1,
                                         "maximum": MAX_CYCLES},

@@ -206,3 +206,16 @@ def test_edges_pheromones_and_diaries_follow_a_renamed_drawer():
                                      "content": "alpha beta note, edited"})["drawer"]["id"]
     read = p.call("diary_read", {"agent": "scribe"})
     assert [e["drawer_id"] for e in read["entries"]] == [d_new]
+
+
+def test_metadata_and_goals_have_limits_in_their_schemas():
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 1.0)
+    with pytest.raises(ValidationError, match="source"):
+        p.call("add_drawer", {"wing": "w", "room": "r", "content": "x", "source": "s" * 10_001})
+    with pytest.raises(ValidationError, match="description"):
+        p.call("add_wing", {"name": "w", "description": "d" * 10_001})
+    with pytest.raises(ValidationError, match="content"):
+        p.call("check_duplicate", {"content": "c" * 5_000_001})
+    with pytest.raises(ValidationError, match="goal"):
+        p.call("run_swarm", {"goal": "g" * 10_001})
+    assert p.counts()["drawers"] == 0 and p.counts()["wings"] == 0
