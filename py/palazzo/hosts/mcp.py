@@ -99,8 +99,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-import numpy as np
-
 from palazzo import __version__, jsontext
 from palazzo.errors import PalazzoError
 from palazzo.hosts.directory import (  # noqa: F401  (re-exported for callers)
@@ -135,9 +133,6 @@ MAX_ID = 2**53 - 1  # the largest integer every JSON reader holds exactly
 _MAX_DOUBLE = int(sys.float_info.max)
 _HEAD = 4096  # bytes kept of each end of an over-long line, to find its id
 _PIECE = 1024 * 1024  # bytes read at a time while an over-long line is skipped
-_BYTES_STRING = re.compile(rb'"[^"]*"')  # a JSON string once its escapes are gone
-_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
-_STEPS = 1 << 20  # brackets summed at a time by _too_deep
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # A leading member with a scalar value, up to the comma or brace that ends it.
 _SCALAR_MEMBER = re.compile(
@@ -335,30 +330,6 @@ def _double_int(text: str) -> int:
     return value
 
 
-def _too_deep(data: bytes, limit: int) -> bool:
-    """Whether the JSON ``data`` nests brackets deeper than ``limit`` (brackets in strings do
-    not count).
-
-    :func:`palazzo.jsontext.depth` answers the same, but its string pattern steps through a
-    string escape by escape (31 s for 60 MB of backslashes), and the reader must stay
-    responsive; here escapes and strings go with C-speed replaces and a one-class pattern.
-    Cost: O(n), about 1 s for 64 MB; none beyond a count when the text has fewer opening
-    brackets than ``limit``; memory two copies of the text and 1 M steps at a time."""
-    if data.count(b"[") + data.count(b"{") <= limit:
-        return False
-    # ``\\`` first, so that in ``\\"`` the quote is left to close its string.
-    bare = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    bare = _BYTES_STRING.sub(b"", bare).translate(None, _NOT_BRACKETS)
-    depth = 0
-    for start in range(0, len(bare), _STEPS):
-        chunk = np.frombuffer(bare, np.uint8, min(_STEPS, len(bare) - start), start)
-        running = depth + np.cumsum(np.where((chunk == ord("[")) | (chunk == ord("{")), 1, -1))
-        if running.max() > limit:
-            return True
-        depth = int(running[-1])
-    return False
-
-
 def _decode(line: str | bytes) -> Any:
     """Return the message a line holds, or raise a -32700 :class:`RpcError` saying why not.
 
@@ -380,7 +351,7 @@ def _decode(line: str | bytes) -> Any:
         except UnicodeEncodeError as err:
             raise RpcError(PARSE_ERROR, "parse error: the message holds a lone surrogate "
                            f"(character {err.start}): not Unicode text") from None
-    if _too_deep(data, jsontext.MAX_DEPTH):
+    if jsontext.depth(data, jsontext.MAX_DEPTH) > jsontext.MAX_DEPTH:
         raise RpcError(PARSE_ERROR, f"parse error: the message nests deeper than "
                        f"{jsontext.MAX_DEPTH} levels")
     del data
