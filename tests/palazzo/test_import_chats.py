@@ -523,3 +523,10 @@ def test_an_archive_that_inflates_past_the_limit_is_refused_while_inflating(tmp_
         plan_chats(big, max_bytes=1 << 20)
     assert palace.counts()["drawers"] == 0
     assert plan_chats(bomb).summary["conversations"] == 0  # the default limit is 1 GiB
+
+
+def test_zeros_are_refused_at_the_first_block(tmp_path):
+    zeros = _zip(tmp_path / "zeros.zip", b"\x00" * (4 << 20), zipfile.ZIP_DEFLATED)
+    rejected(zeros, r"zeros.zip!conversations.json: not JSON text \(a NUL byte at offset 0\)")
+    late = raw(tmp_path / "late.json", '[{"role": "user", "content": "hi"}]\x00')
+    rejected(late, r"late.json: not JSON text \(a NUL byte at offset 35\)")

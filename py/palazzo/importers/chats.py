@@ -446,10 +446,20 @@ def _load_text(path: Path, limit: int) -> tuple[str, str]:
             data = path.read_bytes()
         except OSError as err:
             raise ImportRejected(f"{where}: cannot read: {err.strerror}") from None
+        _no_nul(data, 0, where)
     try:
         return data.decode("utf-8-sig"), where
     except UnicodeDecodeError as err:
         raise ImportRejected(f"{where}: not UTF-8 text (byte {err.start})") from None
+
+
+def _no_nul(block: bytes | bytearray, offset: int, where: str) -> None:
+    """Raise ImportRejected when ``block`` (read at ``offset``) holds a NUL byte: JSON text
+    never does (inside a string it must be escaped), so a file of zeros — the usual zip
+    bomb — is refused at its first block instead of after inflating and parsing it."""
+    at = block.find(b"\x00")
+    if at >= 0:
+        raise ImportRejected(f"{where}: not JSON text (a NUL byte at offset {offset + at})")
 
 
 def _zip_errors() -> tuple[type[BaseException], ...]:
@@ -480,6 +490,7 @@ def _read_zip(path: Path, limit: int) -> tuple[bytearray, str]:
             data = bytearray()
             with z.open(names[0]) as member:
                 while block := member.read(1 << 20):
+                    _no_nul(block, len(data), where)
                     data += block
                     if len(data) > limit:
                         raise ImportRejected(f"{where}: inflates to more than {limit} bytes, "
