@@ -238,8 +238,9 @@ def _palace_now(store: Any) -> str:
     else:
         lines.append("- Empty so far: the first add_drawer creates its wing and room.")
     if store.status.read_only:
-        lines.append("- Read-only here: another process holds the palace for writing, so "
-                     "writes fail; reads work.")
+        lines.append("- Shared: another process held the palace for writing when this "
+                     "server started; a write works once that process is done with it (until "
+                     "then it fails with a read-only error); reads always work.")
     return "\n".join(lines)
 
 
@@ -256,8 +257,8 @@ def instructions(store: Any) -> str:
             "valid_from date; write a diary entry with diary_write after a piece of work. "
             f"The prompt '{PROMPT_NAME}' explains the layout and every habit.")
     if store.status.read_only:
-        text += (" This palace is read-only here (another process holds it for writing): "
-                 "writes fail, reads work.")
+        text += (" Another process held this palace for writing when this server started: a "
+                 "write works once it is done (until then writes fail), reads always work.")
     return text
 
 
