@@ -53,6 +53,11 @@ worker.onmessage = async (event) => {
     case "idle":
       doc.idle();
       break;
+    case "lock-free":
+      // The tab that wrote the read-only palace has gone: the interface offers to take over;
+      // a script can listen for this event and call open_palace again.
+      window.dispatchEvent(new CustomEvent("palazzo:lock-free", { detail: { palace: msg.palace } }));
+      break;
     case "error": {
       if (msg.stage === "deferred") {
         // The palace works without them; operations that need them will say so.

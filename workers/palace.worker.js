@@ -1,6 +1,6 @@
 // The palace worker: boots Pyodide from the site's own files, loads the pinned packages,
 // starts the palazzo engine, renders the Panel document for the page and answers RPC calls.
-// Messages out: stage, error, render, patch, idle, reply. Messages in: call, rendered, patch.
+// Messages out: stage, error, render, patch, idle, reply, lock-free. Messages in: call, rendered, patch.
 "use strict";
 
 const SITE = new URL("../", self.location.href);
@@ -25,32 +25,81 @@ const pending = [];
 let queue = Promise.resolve();
 const serial = (task) => { queue = queue.then(task, task); return queue; };
 
-// Write the engine's storage changes; resolves when they are durable.
+// A write the interface started that failed; the next palazzoFlush reports it.
+let flushError = null;
+// Calls that open, create or delete a palace: the worker asks for its writer lock first.
+const LOCKING = new Set(["open_palace", "new_palace", "delete_palace"]);
+
+// Write the engine's storage changes, then give back the locks of palaces it closed (after
+// their last changes); resolves when the changes are durable.
 async function flush() {
   const changes = host.drain(bridge);
   const list = changes.toJs({ create_pyproxies: false });
   changes.destroy();
-  for (const change of list) await storage.apply(change);
+  for (const change of list) {
+    if (change[0] === "release") PalaceStorage.release(change[1]);
+    else await storage.apply(change);
+  }
+  watchLock();
+}
+
+// What a library call needs before the engine runs it: the writer lock of the palace it
+// names, and for open_palace that palace's files (unless it is open here for writing).
+async function prepare(name, args) {
+  const palace = args.name;
+  if (!LOCKING.has(name) || typeof palace !== "string") return;
+  host.grant(bridge, palace, await PalaceStorage.acquire(palace));
+  if (name === "open_palace" && host.needs_files(bridge, palace)) {
+    host.load_palace(bridge, palace, await storage.readAll(palace));
+  }
+}
+
+const failure = (id, message) => ({ id, ok: false, error: { code: "storage_error", type: "StorageError", message } });
+
+// Run one call and write its changes; the reply (ok only once the changes are durable).
+async function run(id, name, args) {
+  let reply;
+  try {
+    await prepare(name, args);
+    // The request and reply cross as JSON strings so no Python proxy ever leaves the worker.
+    reply = JSON.parse(bridge.handle_json(JSON.stringify({ id, name, args })));
+  } catch (err) {
+    reply = failure(id, `could not read the palace's files: ${err}`);
+  }
+  try {
+    await flush();
+  } catch (err) {
+    reply = failure(id, `not saved: ${err}`);
+  }
+  return reply;
 }
 
 async function answer(msg) {
-  // The reply crosses as a JSON string so no Python proxy ever leaves the worker.
-  const args = msg.args ?? {};
-  let reply;
-  try {
-    if (msg.name === "open_palace" && typeof args.name === "string") {
-      const writable = await PalaceStorage.lock(args.name);
-      host.load_palace(bridge, args.name, await storage.readAll(args.name), writable);
-    }
-    const request = JSON.stringify({ id: msg.id, name: msg.name, args });
-    reply = JSON.parse(bridge.handle_json(request));
-    if (reply.ok) host.refresh_after(bridge, msg.name);
-    // A change is acknowledged only once it is written.
-    await flush();
-  } catch (err) {
-    reply = { id: msg.id, ok: false, error: { code: "storage_error", type: "Error", message: `not saved: ${err}` } };
+  const reply = await run(msg.id, msg.name, msg.args ?? {});
+  if (reply.ok) {
+    try { host.refresh_after(bridge, msg.name); } catch (err) { console.error(`refresh: ${err}`); }
   }
   self.postMessage({ type: "reply", reply });
+}
+
+// While the open palace is read-only, look once a second whether its writer has gone; then
+// tell the interface and the page, which offer to take over (open_palace again).
+let watching = null;
+function watchLock() {
+  const palace = host.read_only_palace(bridge);
+  if (palace === undefined || palace === null || palace === watching) return;
+  watching = palace;
+  const look = async () => {
+    if (host.read_only_palace(bridge) !== palace) { watching = null; return; }
+    if (await PalaceStorage.isFree(palace)) {
+      watching = null;
+      serial(() => host.lock_free(bridge, palace));
+      self.postMessage({ type: "lock-free", palace });
+      return;
+    }
+    setTimeout(look, 1000);
+  };
+  setTimeout(look, 1000);
 }
 
 function sendPatch(patch, buffers) {
@@ -80,17 +129,22 @@ async function boot() {
     storage = await PalaceStorage.open(new URLSearchParams(self.location.search).get("storage"));
     const names = await storage.list();
     const name = names.length ? names[0] : host.FIRST_PALACE;
-    const writable = await PalaceStorage.lock(name);
+    const writable = await PalaceStorage.acquire(name);
     const files = names.length ? await storage.readAll(name) : null;
     bridge = host.start_engine(storage.kind, names, writable, names.length ? name : null, files);
     await flush();
-    // Changes the interface makes are written as they happen; opening another palace from
-    // the interface reads its files first.
-    self.palazzoScheduleFlush = () => { serial(flush); };
-    self.palazzoLoadPalace = async (palace) => {
-      const ok = await PalaceStorage.lock(palace);
-      host.load_palace(bridge, palace, await storage.readAll(palace), ok);
+    // Changes the interface makes are written as they happen; it waits for palazzoFlush
+    // before it says "Saved", and runs library calls (which need locks and files) through
+    // palazzoLibraryCall, in turn with the page's calls.
+    self.palazzoScheduleFlush = () => {
+      serial(flush).catch((err) => { flushError = err; console.error(`not saved: ${err}`); });
     };
+    self.palazzoFlush = () => serial(async () => {
+      await flush();
+      if (flushError) { const err = flushError; flushError = null; throw err; }
+    });
+    self.palazzoLibraryCall = (name, argsJson) =>
+      serial(() => run(null, name, JSON.parse(argsJson))).then((reply) => JSON.stringify(reply));
     host.install_hooks(bridge);
     stage("engine", "done", `${storage.kind}${writable ? "" : ", read-only"}`);
     while (pending.length) { const msg = pending.shift(); serial(() => answer(msg)); }
@@ -149,6 +203,9 @@ self.onmessage = (event) => {
         try {
           host.apply_patch(msg.patch);
           await flush();
+        } catch (err) {
+          flushError = err;
+          console.error(`not saved: ${err}`);
         } finally {
           self.postMessage({ type: "idle" });
         }

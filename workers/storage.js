@@ -149,18 +149,41 @@ const PalaceStorage = (() => {
     return new MemoryStore();
   }
 
-  // Hold the palace's writer lock for the life of this worker; resolves false when another
-  // tab holds it (this tab then opens the palace read-only).
-  function lock(palace) {
-    if (!self.navigator || !navigator.locks) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      navigator.locks.request(`palazzo:${palace}`, { ifAvailable: true }, (held) => {
-        if (!held) { resolve(false); return undefined; }
-        resolve(true);
-        return new Promise(() => {});
-      });
+  // Writer locks this worker holds, one per palace (palace → the function that releases it).
+  // A tab holds a palace's lock while that palace is open for writing in it; the worker gives
+  // it back when the engine closes the palace (switching away, deleting it).
+  const held = new Map();
+  const lockName = (palace) => `palazzo:${palace}`;
+
+  // Resolves true when this tab holds the lock of `palace` (now or already), false when
+  // another tab holds it. Never waits for another tab: taking over is an explicit call.
+  function acquire(palace) {
+    if (held.has(palace)) return Promise.resolve(true);
+    if (!self.navigator || !navigator.locks) {
+      held.set(palace, () => {});
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve, reject) => {
+      navigator.locks.request(lockName(palace), { ifAvailable: true }, (lock) => {
+        if (!lock) { resolve(false); return undefined; }
+        return new Promise((release) => { held.set(palace, release); resolve(true); });
+      }).catch(reject);
     });
   }
 
-  return { open, lock };
+  function release(palace) {
+    const done = held.get(palace);
+    if (!done) return;
+    held.delete(palace);
+    done();
+  }
+
+  // Resolves whether nobody (no tab, this one included) holds the lock of `palace`.
+  async function isFree(palace) {
+    if (!self.navigator || !navigator.locks) return true;
+    const state = await navigator.locks.query();
+    return !state.held.some((lock) => lock.name === lockName(palace));
+  }
+
+  return { open, acquire, release, isFree };
 })();

@@ -14,8 +14,8 @@ from typing import Any
 from palazzo.errors import ValidationError
 from palazzo.ops import REGISTRY, Operation, Registry, _obj
 from palazzo.palace import Palace
-from palazzo.persistence import PalaceStore
-from palazzo.storage import Root, check_palace_name
+from palazzo.persistence import PalaceStore, ReadOnly
+from palazzo.storage import Root, Space, check_palace_name
 
 
 class Library:
@@ -40,27 +40,58 @@ class Library:
         return {"palaces": self.root.palaces(), "open": self.name, "backend": self.root.kind}
 
     def new_palace(self, name: str) -> dict[str, Any]:
-        """Create an empty palace called ``name`` and open it; refuse an existing name."""
+        """Create an empty palace called ``name``, open it and return its status; refuse an
+        existing name, and a name whose writer lock someone else holds (a palace made
+        read-only could never be written, so creating it would keep nothing)."""
         check_palace_name(name)
         if name in self.root.palaces():
             raise ValidationError(f"a palace named {name!r} exists already")
-        self.root.space(name, create=True)
-        return self.open_palace(name)
+        space = self.root.space(name, create=True)
+        if not self.root.lock(name):
+            raise ReadOnly(f"palace {name!r} is being written elsewhere (another tab or "
+                           "process); nothing was created")
+        return self._switch(name, space, writable=True)
 
     def open_palace(self, name: str) -> dict[str, Any]:
-        """Open ``name`` (read-only when another writer holds it); return its status."""
+        """Open ``name`` and return its status: read-only when another writer holds its lock.
+
+        Re-opening the palace that is open for writing changes nothing (same store, same
+        lock). Re-opening it while it is read-only tries the lock again: this is how a tab
+        takes over writing once the other writer has gone, and it boots from the files again
+        (the other writer may have changed them). The lock of the palace open before is
+        released once the new one is open. Costs one boot (snapshot + journal replay) unless
+        it is the no-op.
+        """
+        if name == self.name and self.writable:
+            return {"palace": name, "status": self.store.status.to_dict()}
         space = self.root.space(name)
-        if self.name is not None and self.name != name:
-            self.root.unlock(self.name)
-        writable = self.root.lock(name)
+        return self._switch(name, space, self.root.lock(name))
+
+    @property
+    def writable(self) -> bool:
+        """Return whether a palace is open here and this library holds its writer lock."""
+        return self.store is not None and not self.store.status.read_only
+
+    def _switch(self, name: str, space: Space, writable: bool) -> dict[str, Any]:
+        """Boot ``name`` from ``space`` (writable when its lock was just taken), make it the
+        open palace, release the previous palace's lock, and return the new status. If boot
+        raises, the previous palace stays open and the new lock is given back."""
+        held_before = self.writable
 
         def make(**kw: Any) -> Palace:
             return self.make_palace(name=name, **kw) if "name" not in kw else \
                 self.make_palace(**kw)
 
-        self.store = PalaceStore(space, make, self.registry, self.clock, read_only=not writable)
-        self.name = name
-        return {"palace": name, "status": self.store.status.to_dict()}
+        try:
+            store = PalaceStore(space, make, self.registry, self.clock, read_only=not writable)
+        except BaseException:
+            if writable:
+                self.root.unlock(name)
+            raise
+        if self.name is not None and self.name != name and held_before:
+            self.root.unlock(self.name)
+        self.store, self.name = store, name
+        return {"palace": name, "status": store.status.to_dict()}
 
     def storage_status(self) -> dict[str, Any]:
         """Return {"palace", "backend", "status"}: the open palace's storage status."""
@@ -69,13 +100,20 @@ class Library:
                 "status": None if store is None else store.status.to_dict()}
 
     def delete_palace(self, name: str, confirm: str) -> dict[str, Any]:
-        """Delete ``name`` and all its files; ``confirm`` must repeat the name."""
+        """Delete ``name`` and all its files; ``confirm`` must repeat the name. Returns
+        {"deleted": name}. Refused (ReadOnly) while another writer holds the palace: its
+        files would vanish under it. Deleting the open palace closes it and releases its
+        lock, so a palace of the same name can be created next."""
         if confirm != name:
             raise ValidationError("to delete a palace, confirm must repeat its name exactly")
         if name not in self.root.palaces():
             raise ValidationError(f"no palace named {name!r}")
+        if not (self.name == name and self.writable) and not self.root.lock(name):
+            raise ReadOnly(f"palace {name!r} is open for writing elsewhere (another tab or "
+                           "process); close it there first. Nothing was deleted")
         if self.name == name:
             self.store, self.name = None, None
+        self.root.unlock(name)
         self.root.remove(name)
         return {"deleted": name}
 

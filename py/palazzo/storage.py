@@ -357,22 +357,43 @@ class QueuedRoot:
     """Palaces whose files a host keeps (browser storage); this side holds one mirror each.
 
     ``kind`` names the host's backend ("opfs" or "indexeddb") for the status line. The host
-    passes the names of the palaces it has and the files of the one to open; ``lock`` answers
-    what the host found out (the Web Locks API in the browser).
+    passes the names of the palaces it has and loads the files of a palace before it is
+    opened. Locks are the host's too (the Web Locks API in the browser, which is
+    asynchronous): before a call that may open a palace the host asks for its lock and
+    reports the answer with :meth:`grant`; ``lock`` then answers from what was granted, and
+    ``unlock`` queues the lock in ``released`` for the host to give back once the changes
+    queued before it are written.
     """
 
-    def __init__(self, kind: str, names: list[str], writable: bool = True) -> None:
+    def __init__(self, kind: str, names: list[str],
+                 held: tuple[str, ...] | list[str] | set[str] = ()) -> None:
         self.kind = kind
         self.names = set(names)
         self.spaces: dict[str, QueuedSpace] = {}
-        self.writable = writable
+        self.held: set[str] = set(held)
         self.removed: list[str] = []
+        self.released: list[str] = []
 
     def load(self, name: str, files: dict[str, bytes]) -> None:
-        """Give the mirror of ``name`` the files the host read."""
+        """Give the mirror of ``name`` the files the host read (replacing the old mirror).
+
+        Raises StorageError when the old mirror still has changes the host has not taken:
+        replacing it would lose them."""
         check_palace_name(name)
+        old = self.spaces.get(name)
+        if old is not None and old.pending:
+            raise StorageError(f"palace {name!r} has changes not yet written; not reloaded")
         self.names.add(name)
         self.spaces[name] = QueuedSpace(files)
+
+    def grant(self, name: str, held: bool) -> None:
+        """Record whether the host holds the writer lock of ``name`` for this tab."""
+        if held:
+            self.held.add(name)
+            if name in self.released:
+                self.released.remove(name)
+        else:
+            self.held.discard(name)
 
     def palaces(self) -> list[str]:
         """Return the palace names, sorted."""
@@ -396,8 +417,11 @@ class QueuedRoot:
         self.removed.append(name)
 
     def lock(self, name: str) -> bool:
-        """Return whether this tab may write (decided by the host before boot)."""
-        return self.writable
+        """Return whether this tab holds the writer lock of ``name`` (as the host granted)."""
+        return name in self.held
 
     def unlock(self, name: str) -> None:
-        """Nothing to release on this side."""
+        """Give up the writer lock of ``name``: queued in ``released`` for the host."""
+        if name in self.held:
+            self.held.discard(name)
+            self.released.append(name)

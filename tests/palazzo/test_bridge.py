@@ -66,3 +66,72 @@ def test_a_library_bridge_journals_writes_and_answers_library_operations():
     bad = again.handle({"id": 2, "name": "delete_palace", "args": {"name": "atrium"}})
     assert bad["error"]["code"] == "invalid_arguments"
     assert again.call("list_palaces")["palaces"] == ["atrium"]
+
+
+def worker_engine():
+    """The browser worker's engine under CPython, first launch: the host (the worker script)
+    got the lock of the first palace; what it would write is taken with ``drain``."""
+    from palazzo.hosts import worker
+
+    bridge = worker.start_engine("opfs", [], True)
+    worker.drain(bridge)
+    return worker, bridge
+
+
+def test_the_worker_reopens_its_boot_palace_without_losing_the_lock():
+    worker, bridge = worker_engine()
+    name = bridge.call("list_palaces")["open"]
+    assert worker.needs_files(bridge, name) is False  # the mirror in use stays
+    worker.grant(bridge, name, True)
+    assert bridge.call("open_palace", {"name": name})["status"]["read_only"] is False
+    bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "after re-opening"})
+    assert [op for op, *_ in worker.drain(bridge)] == ["append"]
+    assert worker.read_only_palace(bridge) is None
+
+
+def test_the_worker_gives_back_the_lock_of_a_palace_it_leaves_or_does_not_open():
+    worker, bridge = worker_engine()
+    first = bridge.call("list_palaces")["open"]
+    worker.grant(bridge, "B", True)
+    bridge.call("new_palace", {"name": "B"})
+    assert worker.drain(bridge)[-1] == ["release", first, "", None]
+    worker.grant(bridge, first, True)  # asked for by an open_palace that then failed
+    assert bridge.handle({"id": 1, "name": "new_palace", "args": {"name": "B"}})["ok"] is False
+    assert worker.drain(bridge) == [["release", first, "", None]]
+    worker.grant(bridge, "C", False)  # another tab holds "C": nothing is created read-only
+    error = bridge.handle({"id": 2, "name": "new_palace", "args": {"name": "C"}})["error"]
+    assert error["code"] == "read_only" and bridge.call("list_palaces")["open"] == "B"
+    assert worker.drain(bridge) == []  # nothing written for "C", no lock kept
+
+
+def test_the_worker_deletes_the_open_palace_and_creates_one_of_the_same_name():
+    worker, bridge = worker_engine()
+    refreshed = []
+    bridge.hooks["refresh_ui"] = lambda: refreshed.append(bridge.call("palace_status"))
+    worker.grant(bridge, "P", True)
+    bridge.call("new_palace", {"name": "P"})
+    bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "first life"})
+    worker.drain(bridge)
+    bridge.call("delete_palace", {"name": "P", "confirm": "P"})
+    worker.refresh_after(bridge, "delete_palace")  # no palace open: nothing to redraw
+    assert refreshed == []
+    worker.grant(bridge, "P", True)
+    assert bridge.call("new_palace", {"name": "P"})["status"]["read_only"] is False
+    bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "second life"})
+    ops = [(op, palace) for op, palace, *_ in worker.drain(bridge)]
+    assert ops[0] == ("remove", "P") and ("release", "P") not in ops
+    assert {op for op, _ in ops[1:]} <= {"write", "append", "delete", "truncate"}
+
+
+def test_a_read_only_worker_leaves_embedding_to_the_writer():
+    from palazzo.embed.hashing import HashEmbedder
+
+    worker, writer = worker_engine()
+    name = writer.call("list_palaces")["open"]
+    files = {f: bytes(d) for f, d in writer.library.root.spaces[name].files.items()}
+    reader = worker.start_engine("opfs", [name], False, name, files)
+    assert worker.read_only_palace(reader) == name
+    reader.palace.set_embedder(HashEmbedder())
+    status = reader.call("palace_status")
+    assert status["embedded"] < status["drawers"]  # vectors are missing, yet nothing fails
+    assert worker.embed_step(reader) == {"embedded": 0, "remaining": 0}

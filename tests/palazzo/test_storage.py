@@ -11,8 +11,8 @@ from palazzo.errors import NotFound, ValidationError
 from palazzo.library import Library
 from palazzo.palace import Palace
 from palazzo.palacefile import export_palace
-from palazzo.persistence import PalaceStore
-from palazzo.storage import DirectoryRoot, MemoryRoot, check_palace_name
+from palazzo.persistence import PalaceStore, ReadOnly
+from palazzo.storage import DirectoryRoot, MemoryRoot, QueuedRoot, StorageError, check_palace_name
 
 
 def make(**kw):
@@ -95,3 +95,97 @@ def test_a_write_never_goes_through_a_file_planted_at_its_temporary_name(tmp_pat
     assert elsewhere.read_bytes() == b"not yours"  # the link was replaced, not followed
     assert space.read("keys.json") == b'{"secret": "00"}'
     assert stat.S_IMODE((tmp_path / "notes" / "keys.json").stat().st_mode) == 0o600
+
+
+def texts(lib):
+    return [d["snippet"] for d in lib.store.call("list_drawers", {"wing": "w"})["drawers"]]
+
+
+def memory_library():
+    root = MemoryRoot()
+    return root, Library(root, make)
+
+
+def test_reopening_the_open_palace_changes_nothing():
+    root, lib = memory_library()
+    lib.new_palace("notes")
+    store = lib.store
+    lib.store.call("add_drawer", {"wing": "w", "room": "r", "content": "still writable"})
+    assert lib.open_palace("notes")["status"]["read_only"] is False
+    assert lib.store is store and root.locked == {"notes"}
+    lib.store.call("add_drawer", {"wing": "w", "room": "r", "content": "after re-opening"})
+
+
+def test_switching_palaces_releases_the_lock_of_the_one_left():
+    root, lib = memory_library()
+    lib.new_palace("a")
+    lib.new_palace("b")
+    assert root.locked == {"b"}
+    assert lib.open_palace("a")["status"]["read_only"] is False
+    assert root.locked == {"a"}
+    lib.store.call("add_drawer", {"wing": "w", "room": "r", "content": "back in a"})
+
+
+def test_a_deleted_open_palace_can_be_created_again_under_its_name():
+    root, lib = memory_library()
+    lib.new_palace("p")
+    lib.store.call("add_drawer", {"wing": "w", "room": "r", "content": "old"})
+    lib.delete_palace("p", "p")
+    assert lib.store is None and root.locked == set()
+    assert lib.new_palace("p")["status"]["read_only"] is False
+    lib.store.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
+    again = Library(root, make)
+    root.unlock("p")
+    again.open_palace("p")
+    assert texts(again) == ["new"]
+
+
+def test_a_palace_written_elsewhere_is_neither_deleted_nor_created_here():
+    root, lib = memory_library()
+    lib.new_palace("shared")
+    other = Library(root, make)
+    assert other.open_palace("shared")["status"]["read_only"] is True
+    with pytest.raises(ReadOnly):
+        other.delete_palace("shared", "shared")
+    assert root.palaces() == ["shared"]
+    root.locked.add("claimed")  # another writer holds a name this library has not seen
+    with pytest.raises(ReadOnly):
+        other.new_palace("claimed")
+    assert other.name == "shared"
+
+
+def test_a_reader_takes_over_by_opening_again_once_the_writer_has_gone():
+    root, lib = memory_library()
+    lib.new_palace("p")
+    reader = Library(root, make)
+    assert reader.open_palace("p")["status"]["read_only"] is True
+    assert reader.open_palace("p")["status"]["read_only"] is True  # the writer is still here
+    lib.store.call("add_drawer", {"wing": "w", "room": "r", "content": "before leaving"})
+    lib.new_palace("elsewhere")  # the writer switches away and lets go of "p"
+    assert reader.open_palace("p")["status"]["read_only"] is False
+    assert texts(reader) == ["before leaving"]
+    reader.store.call("add_drawer", {"wing": "w", "room": "r", "content": "taken over"})
+    assert lib.open_palace("p")["status"]["read_only"] is True
+
+
+def test_a_queued_root_answers_locks_from_what_the_host_granted():
+    root = QueuedRoot("opfs", ["a"], held=["a"])
+    assert root.lock("a") and not root.lock("b")
+    root.grant("b", True)
+    root.unlock("a")
+    assert root.lock("b") and not root.lock("a") and root.released == ["a"]
+    root.grant("a", True)  # taken again before the host gave it back: nothing to give back
+    assert root.released == [] and root.lock("a")
+    root.grant("b", False)
+    assert not root.lock("b")
+
+
+def test_a_queued_root_never_drops_a_mirror_with_unwritten_changes():
+    root = QueuedRoot("opfs", [])
+    root.space("p", create=True).append("journal", b"x")
+    with pytest.raises(StorageError):
+        root.load("p", {})
+    assert root.space("p").pending == [("append", "journal", b"x")]
+    root.space("p").drain()
+    root.load("p", {"journal": b"xy"})
+    assert root.space("p").read("journal") == b"xy"

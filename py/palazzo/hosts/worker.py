@@ -6,6 +6,7 @@ the Panel document for the page and keeps the two documents in sync. It runs onl
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -35,14 +36,15 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
     ("opfs", "indexeddb" or "memory"), ``names`` the palaces it holds, ``files`` the files of
     ``name`` (the one to open, read by the worker). No palace yet: a first one is created.
 
-    ``writable`` is False when another tab holds the palace's lock; the palace then opens
-    read-only and says so in its status.
+    ``writable`` says whether the worker got the writer lock of ``name`` (of the first palace
+    when there is none yet); without it the palace opens read-only and says so.
     """
     from palazzo.library import Library
     from palazzo.palace import Palace
     from palazzo.storage import QueuedRoot
 
-    root = QueuedRoot(kind, list(_py(names)), writable=bool(writable))
+    first = name if name is not None else FIRST_PALACE
+    root = QueuedRoot(kind, list(_py(names)), held=[first] if writable else [])
     # Palaces opened later get the embedder once it has arrived (attach_embedder).
     library = Library(root, lambda **kw: Palace(embedder=bridge.hooks.get("embedder"), **kw))
     bridge = Bridge(library=library)
@@ -58,30 +60,90 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
 
 
 def install_hooks(bridge: Bridge) -> None:
-    """Connect the bridge to the worker script: changes made from the interface are written
-    (``palazzoScheduleFlush``), and the interface can open another palace, whose files the
-    worker reads first (``palazzoLoadPalace``, asynchronous). Returns None."""
+    """Connect the bridge to the worker script. Returns None.
+
+    Changes made from the interface are written as they happen (``palazzoScheduleFlush``);
+    the interface awaits ``persist`` before it says a change was saved, and runs the library
+    calls (open, new, delete palace) through ``library_call``, which lets the worker take
+    the palace's lock and read its files first, in turn with the page's calls.
+    """
     import js
+    from pyodide.ffi import JsException
+
+    from palazzo.errors import PalazzoError
+    from palazzo.storage import StorageError
 
     bridge.on_change = lambda: js.palazzoScheduleFlush()
 
-    async def open_palace(name: str) -> dict[str, Any]:
-        await js.palazzoLoadPalace(name)
-        return bridge.call("open_palace", {"name": name})
+    async def persist() -> None:
+        try:
+            await js.palazzoFlush()
+        except JsException as err:
+            raise StorageError(f"not saved: {err}") from None
 
-    bridge.hooks["open_palace"] = open_palace
+    async def library_call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+        reply = json.loads(await js.palazzoLibraryCall(name, json.dumps(args)))
+        if reply["ok"]:
+            return reply["result"]
+        error = reply["error"]
+        err = PalazzoError(error["message"])
+        err.code = error["code"]
+        raise err
+
+    bridge.hooks["persist"] = persist
+    bridge.hooks["library_call"] = library_call
 
 
-def load_palace(bridge: Bridge, name: str, files: Any, writable: bool) -> None:
-    """Give the library the files of palace ``name`` that the worker read, and whether this
-    tab got its lock (before ``open_palace`` runs)."""
-    bridge.library.root.load(name, _py(files))
-    bridge.library.root.writable = bool(writable)
+def grant(bridge: Bridge, name: str, held: bool) -> None:
+    """Tell the library's root whether the worker holds the writer lock of ``name`` (asked
+    for before a call that opens, creates or deletes it). Returns None."""
+    bridge.library.root.grant(name, bool(held))
+
+
+def needs_files(bridge: Bridge, name: str) -> bool:
+    """Return whether the worker must read the files of ``name`` before ``open_palace``: not
+    when it is open here for writing (re-opening is then a no-op, and the mirror in use must
+    stay the one the store writes through)."""
+    lib = bridge.library
+    return not (lib.name == name and lib.writable)
+
+
+def load_palace(bridge: Bridge, name: str, files: Any) -> None:
+    """Give the library the files of palace ``name`` that the worker read (before
+    ``open_palace`` runs). A name the worker has no files for and never listed is left
+    unknown, so opening it fails with NotFound instead of creating it. Returns None."""
+    root = bridge.library.root
+    files = _py(files) or {}
+    if files or name in root.palaces():
+        root.load(name, files)
+
+
+def read_only_palace(bridge: Bridge) -> str | None:
+    """Return the open palace's name when it is open read-only here, else None (the worker
+    then watches for its writer lock to come free)."""
+    lib = bridge.library
+    if lib is None or lib.store is None or lib.writable:
+        return None
+    return lib.name
+
+
+def lock_free(bridge: Bridge, name: str) -> None:
+    """The writer of read-only palace ``name`` has gone: tell the interface, which offers to
+    take over writing (``open_palace`` again). Returns None."""
+    hook = bridge.hooks.get("lock_free")
+    if hook is not None and read_only_palace(bridge) == name:
+        hook(name)
 
 
 def drain(bridge: Bridge) -> list[list[Any]]:
-    """Return the storage changes to write, oldest first: [op, palace, file, data] with op
-    write/append (data bytes), truncate (data a size), delete (file) or remove (a palace)."""
+    """Return what the worker must do, oldest first: [op, palace, file, data] with op
+    write/append (data bytes), truncate (data a size), delete (file) or remove (a palace),
+    then ["release", palace, "", None] for each writer lock to give back.
+
+    A lock is given back when the library released it (switching away, deleting) and when
+    it is held for a palace that is not open here for writing (a lock taken for a call that
+    then failed), so a tab never keeps a lock it does not use.
+    """
     lib = bridge.library
     if lib is None:
         return []
@@ -90,6 +152,11 @@ def drain(bridge: Bridge) -> list[list[Any]]:
     root.removed.clear()
     for name, space in root.spaces.items():
         out.extend([op, name, file, data] for op, file, data in space.drain())
+    keep = {lib.name} if lib.writable else set()
+    for name in sorted(root.held - keep):
+        root.unlock(name)
+    out.extend(["release", name, "", None] for name in root.released)
+    root.released.clear()
     return out
 
 
@@ -107,6 +174,8 @@ def attach_embedder(bridge: Bridge, weights: Any) -> dict[str, Any]:
     data = weights.to_bytes() if hasattr(weights, "to_bytes") else bytes(weights)
     embedder = CachedEmbedder(MiniLMEmbedder(data))
     bridge.hooks["embedder"] = embedder
+    if bridge.library.store is None:
+        return {"missing": 0}
     bridge.palace.set_embedder(embedder)
     status = bridge.call("palace_status")
     _refresh_status(bridge)
@@ -120,7 +189,9 @@ def embed_step(bridge: Bridge, limit: int = 16) -> dict[str, Any]:
     (new, imported, or left half-done by a reload) never blocks the page's calls for long;
     the status line shows the count after each step.
     """
-    if bridge.palace.embedder is None:
+    lib = bridge.library
+    # Vectors are derived data: a read-only tab leaves them to the tab that writes.
+    if not lib.writable or bridge.palace.embedder is None:
         return {"embedded": 0, "remaining": 0}
     out = bridge.call("reindex", {"limit": limit})
     _refresh_status(bridge)
@@ -145,7 +216,7 @@ def refresh_after(bridge: Bridge, name: str) -> None:
         changes = bridge.mutates(name)
     except PalazzoError:
         return
-    if changes:
+    if changes and bridge.library.store is not None:
         hook()
 
 

@@ -114,6 +114,11 @@ class FilesView:
             return False
         counts = out["imported"]
         self.ctx.changed()
+        try:
+            await self.ctx.saved()
+        except PalazzoError as err:
+            self.note.object = message(str(err), "error", "files-note")
+            return False
         self.note.object = message(f"Imported {counts['drawers']} drawers in "
                                    f"{counts['wings']} wings.", "ok", "files-note")
         embedded = await embed_missing(self.ctx, self.progress, self.note)
@@ -127,12 +132,12 @@ class FilesView:
         await self.open_palace(self.palaces.value)
 
     async def open_palace(self, name: str | None) -> None:
-        """Open palace ``name`` (its files are read first in the browser)."""
+        """Open palace ``name``; opening the read-only open palace again takes over writing
+        when its other writer has gone. Shows what happened, or the error."""
         if not name:
             return
-        hook = self.ctx.bridge.hooks.get("open_palace")
         try:
-            out = await hook(name) if hook else self.ctx.call("open_palace", {"name": name})
+            out = await self.ctx.library_call("open_palace", {"name": name})
         except PalazzoError as err:
             self.palace_note.object = message(str(err), "error", "palace-note")
             return
@@ -140,25 +145,44 @@ class FilesView:
         self.palace_note.object = message(f"Opened {out['palace']}{ro}.", "ok", "palace-note")
         self.ctx.changed()
 
+    def lock_free(self, name: str) -> None:
+        """Say that read-only palace ``name`` can now be written here (its other writer has
+        gone) and how: Open it again. Returns None."""
+        self.palaces.value = name
+        self.palace_note.object = message(
+            f"{name} is no longer open for writing elsewhere: press Open to take over "
+            "writing here.", "info", "palace-note")
+
     async def _new(self, _event: Any = None) -> None:
         name = self.new_name.value.strip()
-        if self.ctx.attempt(self.palace_note, lambda: self.ctx.call("new_palace",
-                                                                    {"name": name}),
-                            ok=f"Started {name}.", testid="palace-note") is not None:
-            self.new_name.value = ""
-            self.ctx.changed()
-            self.palace_note.object = message(f"Started {name}.", "ok", "palace-note")
+        try:
+            await self.ctx.library_call("new_palace", {"name": name})
+        except PalazzoError as err:
+            self.palace_note.object = message(str(err), "error", "palace-note")
+            return
+        self.new_name.value = ""
+        self.ctx.changed()
+        self.palace_note.object = message(f"Started {name}.", "ok", "palace-note")
 
     async def _delete(self, _event: Any = None) -> None:
         name = self.palaces.value
-        if self.ctx.attempt(self.palace_note, lambda: self.ctx.call(
-                "delete_palace", {"name": name or "", "confirm": self.confirm.value}),
-                ok=f"Deleted {name}.", testid="palace-note") is None:
+        try:
+            await self.ctx.library_call(
+                "delete_palace", {"name": name or "", "confirm": self.confirm.value})
+        except PalazzoError as err:
+            self.palace_note.object = message(str(err), "error", "palace-note")
             return
         self.confirm.value = ""
         rest = self.ctx.call("list_palaces")["palaces"]
-        if rest:
-            await self.open_palace(rest[0])
-        else:
-            self.ctx.call("new_palace", {"name": "My palace"})
-            self.ctx.changed()
+        nxt = rest[0] if rest else "My palace"
+        try:
+            out = await self.ctx.library_call("open_palace" if rest else "new_palace",
+                                              {"name": nxt})
+        except PalazzoError as err:
+            self.palace_note.object = message(f"Deleted {name}; {nxt}: {err}", "error",
+                                              "palace-note")
+            return
+        self.ctx.changed()
+        ro = " (read-only: open in another tab)" if out["status"]["read_only"] else ""
+        self.palace_note.object = message(f"Deleted {name}; opened {nxt}{ro}.", "ok",
+                                          "palace-note")
