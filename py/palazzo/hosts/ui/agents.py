@@ -106,9 +106,9 @@ class AgentsView:
                 i += 1
             if last is not None:
                 state = "Cancelled" if self._cancelled else "Done"
-                self.note.object = message(
-                    f"{state}: {done} of {cycles} cycles; {last['visited']} nodes visited; "
-                    f"pheromone mass {last['pheromone_mass']:.2f}.", "ok", "swarm-note")
+                self.ctx.confirm(
+                    self.note, f"{state}: {done} of {cycles} cycles; {last['visited']} nodes "
+                    f"visited; pheromone mass {last['pheromone_mass']:.2f}.", "swarm-note")
         finally:
             self.running = False
             self.run_button.disabled, self.cancel.disabled = False, True

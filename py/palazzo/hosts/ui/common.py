@@ -9,6 +9,7 @@ markup, already.
 
 from __future__ import annotations
 
+import asyncio
 import html
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -77,8 +78,45 @@ class Context:
                                   testid)
             return None
         if ok is not None:
-            pane.object = message(ok, "ok", testid)
+            self.confirm(pane, ok, testid)
         return result
+
+    async def saved(self) -> None:
+        """Return once every change made so far is durably written; raise StorageError when
+        a write failed. Hosts whose storage is asynchronous (the browser worker) give the
+        ``persist`` hook; elsewhere a call has written its change before it returned."""
+        persist = self.bridge.hooks.get("persist")
+        if persist is not None:
+            await persist()
+
+    def confirm(self, pane: pn.pane.HTML, ok: str, testid: str = "message") -> None:
+        """Show ``ok`` in ``pane`` once the changes made so far are durably written, and the
+        write's error instead when it failed ("Saving…" until then); returns None. Without
+        a ``persist`` hook the change is already written, so ``ok`` shows at once."""
+        if self.bridge.hooks.get("persist") is None:
+            pane.object = message(ok, "ok", testid)
+            return
+        pane.object = message("Saving…", "info", testid)
+
+        async def show() -> None:
+            try:
+                await self.saved()
+            except PalazzoError as err:
+                pane.object = message(str(err), "error", testid)
+                return
+            pane.object = message(ok, "ok", testid)
+
+        asyncio.ensure_future(show())
+
+    async def library_call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run a library operation (open, new or delete palace) and return its result once
+        its changes are written. In the browser the worker runs it (it takes the palace's
+        writer lock and reads its files first); elsewhere the bridge does. Errors propagate.
+        """
+        hook = self.bridge.hooks.get("library_call")
+        if hook is None:
+            return self.call(name, args)
+        return await hook(name, args)
 
     def on_refresh(self, fn: Callable[[], None]) -> None:
         """Call ``fn`` whenever the palace changed (after :meth:`changed`)."""

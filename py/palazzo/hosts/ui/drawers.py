@@ -137,8 +137,8 @@ class SearchView:
             ok="Saved.", testid="drawer-note")
         if done is not None:
             self.ctx.changed()
-            self.open(self.opened)
-            self.note.object = message("Saved.", "ok", "drawer-note")
+            self.open(done["drawer"]["id"])  # new text, new id (the old one is an alias)
+            self.ctx.confirm(self.note, "Saved.", "drawer-note")
 
     def _delete(self) -> None:
         if self.opened is None:
@@ -156,7 +156,7 @@ class SearchView:
             self._editable(False)
             self.ctx.changed()
             self.run()
-            self.note.object = message("Drawer deleted.", "ok", "drawer-note")
+            self.ctx.confirm(self.note, "Drawer deleted.", "drawer-note")
 
 
 class AddView:
@@ -222,9 +222,10 @@ class AddView:
         self._warned = None
         if out is None:
             return
-        self.note.object = message(
+        self.ctx.confirm(
+            self.note,
             "Added." if out["created"] else "That exact drawer is already in this room.",
-            "ok", "add-note")
+            "add-note")
         if out["created"]:
             self.text.value = ""
         self.ctx.changed()

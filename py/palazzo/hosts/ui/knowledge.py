@@ -136,9 +136,8 @@ class KnowledgeView:
                                testid="kg-note")
         if out is None:
             return
-        self.note.object = message("Fact added." if out["created"] else
-                                   "Fact already known (kept the higher confidence).",
-                                   "ok", "kg-note")
+        self.ctx.confirm(self.note, "Fact added." if out["created"] else
+                         "Fact already known (kept the higher confidence).", "kg-note")
         if not self.entity.value.strip():
             self.entity.value = self.subject.value
         self.ctx.changed()
@@ -152,4 +151,4 @@ class KnowledgeView:
                                                              {"triple_id": tid}),
                             ok="Fact ended.", testid="kg-note") is not None:
             self.ctx.changed()
-            self.note.object = message("Fact ended.", "ok", "kg-note")
+            self.ctx.confirm(self.note, "Fact ended.", "kg-note")
