@@ -238,9 +238,8 @@ def _palace_now(store: Any) -> str:
     else:
         lines.append("- Empty so far: the first add_drawer creates its wing and room.")
     if store.status.read_only:
-        lines.append("- Shared: another process held the palace for writing when this "
-                     "server started; a write works once that process is done with it (until "
-                     "then it fails with a read-only error); reads always work.")
+        lines.append("- Read-only for now: another process holds the palace for writing, so "
+                     "writes fail until it is done with it; reads always work.")
     return "\n".join(lines)
 
 
@@ -257,8 +256,8 @@ def instructions(store: Any) -> str:
             "valid_from date; write a diary entry with diary_write after a piece of work. "
             f"The prompt '{PROMPT_NAME}' explains the layout and every habit.")
     if store.status.read_only:
-        text += (" Another process held this palace for writing when this server started: a "
-                 "write works once it is done (until then writes fail), reads always work.")
+        text += (" This palace is read-only for now (another process holds it for writing): "
+                 "writes fail until that process is done with it, reads always work.")
     return text
 
 
