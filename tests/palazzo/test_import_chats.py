@@ -530,3 +530,25 @@ def test_zeros_are_refused_at_the_first_block(tmp_path):
     rejected(zeros, r"zeros.zip!conversations.json: not JSON text \(a NUL byte at offset 0\)")
     late = raw(tmp_path / "late.json", '[{"role": "user", "content": "hi"}]\x00')
     rejected(late, r"late.json: not JSON text \(a NUL byte at offset 35\)")
+
+
+def test_an_opencode_table_the_driver_cannot_read_is_skipped_and_named(tmp_path):
+    """The schema row of a vec0 table is written directly (the row sqlite-vec itself writes;
+    a palace.db made with the real extension is tested in test_import_mempalace.py), so this
+    SQLite lists the table and cannot open it."""
+    import sqlite3
+
+    db = opencode_db(tmp_path / "opencode.db")
+    conn = sqlite3.connect(db)
+    conn.execute('CREATE TABLE "quoted""name" (x)')
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES "
+                 "('table', 'vecs', 'vecs', 0, 'CREATE VIRTUAL TABLE vecs USING "
+                 "vec0(embedding float[4])')")
+    conn.commit()
+    conn.close()
+    plan = plan_chats(db)
+    assert plan.summary["format"] == "opencode" and plan.summary["conversations"] == 1
+    assert {"item": f"{db} table 'vecs'", "reason": "unreadable table: no such module: vec0"} \
+        in plan.summary["skipped"]
+    imported(plan)

@@ -350,10 +350,14 @@ def _parents_first(nodes: list[_Node], where: str) -> list[_Node]:
     return out
 
 
-def _opencode(path: Path) -> Iterator[_Conversation]:
+def _opencode(path: Path, skipped: list[tuple[str, str]]) -> Iterator[_Conversation]:
+    """Yield the sessions of an OpenCode database; tables the driver cannot read are
+    appended to ``skipped`` as (item, reason)."""
     conn = open_sqlite(path)
     try:
-        tables = table_columns(conn)
+        unreadable: list[tuple[str, str]] = []
+        tables = table_columns(conn, unreadable)
+        skipped.extend((f"{path} table {t!r}", reason) for t, reason in unreadable)
         require_columns(path, tables, "message", ("id", "session_id", "time_created", "data"))
         require_columns(path, tables, "part", ("id", "message_id", "data"))
         titles: dict[str, str] = {}
@@ -506,13 +510,14 @@ class _Sqlite(Exception):  # noqa: N818 - control flow, never leaves this module
         self.path = path
 
 
-def _conversations(path: Path, name: str | None, limit: int
-                   ) -> tuple[str, list[_Conversation]]:
-    """Return (format, conversations) of the source at ``path``."""
+def _conversations(path: Path, name: str | None, limit: int,
+                   skipped: list[tuple[str, str]]) -> tuple[str, list[_Conversation]]:
+    """Return (format, conversations) of the source at ``path``; parts of the source left
+    out as a whole (unreadable tables) are appended to ``skipped``."""
     try:
         text, where = _load_text(path, limit)
     except _Sqlite as db:
-        return "opencode", list(_opencode(db.path))
+        return "opencode", list(_opencode(db.path, skipped))
     stem = name or Path(where.rsplit("!", 1)[-1]).stem
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if where.endswith(".jsonl") or (len(lines) > 1 and not text.lstrip().startswith("[")
@@ -608,8 +613,11 @@ def plan_chats(path: str | os.PathLike[str], name: str | None = None,
     from palazzo.conversation import WING
 
     source = Path(path)
-    fmt, conversations = _conversations(source, name, max_bytes)
+    left_out: list[tuple[str, str]] = []
+    fmt, conversations = _conversations(source, name, max_bytes, left_out)
     builder = PlanBuilder(str(source), fmt)
+    for item, reason in left_out:
+        builder.skip(item, reason)
     titles: dict[str, str] = {}
     seen: dict[str, str] = {}
     for conv in conversations:
