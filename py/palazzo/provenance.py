@@ -27,6 +27,16 @@ ones still verify; a deleted key verifies nothing. Keys live in :class:`Keyring`
 file never contains (the export says ``"keys": "not exported"``); ``keyring_to_json`` is for
 storing them locally beside the palace.
 
+**What the token does not cover.** The six fields bind the anchor, the set of turn ids (sorted:
+the order turns are listed in is free), the edges among them, their content hashes and the
+policy. A bundle's ``distance`` and ``priority`` of each turn, its ``sliced_at`` time and the
+order of its turns are descriptive and not signed: anyone holding a bundle can change them and
+it still verifies (:meth:`Provenance.is_current` re-runs the slice to confirm the selection).
+Phase, salience, depth, time and drawer of a turn are checked against this palace's records
+when it holds the turn, and unsigned otherwise. Reading a bundle refuses a ``sliced_at`` or a
+turn time that no date has (outside years 1 to 9999, NaN, infinite), and the PROV export
+writes times it can, so neither ever raises.
+
 **Admissible evidence.** An :class:`AdmissibleEvidenceBundle` can only be made by
 :meth:`Provenance.slice` and :meth:`Provenance.admit`, both of which verify a token first (the
 seed's INV-003, as far as Python can enforce it: the constructor demands a private seal).
@@ -824,9 +834,9 @@ class Provenance:
             _check_body(fields, turns, edges)
             self._check_records(turns)
         sliced_at = doc.get("sliced_at")
-        if sliced_at is not None and (isinstance(sliced_at, bool)
-                                      or not isinstance(sliced_at, int | float)):
-            raise _Refused("malformed_bundle", "sliced_at must be a number or null")
+        if sliced_at is not None and not _is_time(sliced_at):
+            raise _Refused("malformed_bundle", "sliced_at must be a time from year 1 to 9999 "
+                           "(epoch seconds) or null")
         return (fields, doc["key_id"], doc["token"], policy, turns, edges,
                 None if sliced_at is None else float(sliced_at))
 
@@ -941,7 +951,8 @@ def _read_turns(value: Any) -> tuple[SliceTurn, ...]:
               and is_hex(t["content_hash"], 64)
               and isinstance(t["parents"], list) and all(isinstance(p, str) for p in t["parents"])
               and all(_is_int(t[k]) for k in ("depth", "distance"))
-              and all(_is_num(t[k]) for k in ("salience", "created_at", "priority"))
+              and all(_is_num(t[k]) for k in ("salience", "priority"))
+              and _is_time(t["created_at"])
               and (t["content"] is None or isinstance(t["content"], str)))
         if not ok:
             raise _Refused("malformed_bundle", f"{at} has a field of the wrong type")
@@ -992,13 +1003,30 @@ def _is_int(v: Any) -> bool:
 
 
 def _is_num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
+    """Return whether ``v`` is a finite number within float range (not a bool)."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and \
+        -_FLOAT_MAX <= v <= _FLOAT_MAX  # NaN compares false
+
+
+def _is_time(v: Any) -> bool:
+    """Return whether ``v`` is epoch seconds some date has (years 1 to 9999, UTC)."""
+    return _is_num(v) and _EARLIEST <= v <= _LATEST
+
+
+_FLOAT_MAX = 1.7976931348623157e308
+_EARLIEST = datetime(1, 1, 1, tzinfo=UTC).timestamp()
+_LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
 
 
 # -- W3C PROV ----------------------------------------------------------------------------------
 
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).isoformat()
+def _iso(t: float) -> str | None:
+    """Return epoch seconds ``t`` as an ISO datetime (UTC), or None when no date has that
+    time: an export never fails on a time a bundle carried. O(1)."""
+    try:
+        return datetime.fromtimestamp(t, UTC).isoformat()
+    except (OverflowError, ValueError, OSError, TypeError):
+        return None
 
 
 def prov_document(bundle: AdmissibleEvidenceBundle) -> dict[str, Any]:
@@ -1010,7 +1038,8 @@ def prov_document(bundle: AdmissibleEvidenceBundle) -> dict[str, Any]:
     with the agent palazzo (a ``prov:SoftwareAgent``) following the policy. The slice
     wasDerivedFrom each turn; a child turn wasDerivedFrom its parents (with the edge type);
     each turn wasAttributedTo an agent for its role. Relation ids are numbered in bundle
-    order, so the document is deterministic. Cost: O(turns + edges).
+    order, so the document is deterministic. A time no date has (a bundle made in Python
+    with ``sliced_at`` 1e308 or NaN) is left out rather than raising. Cost: O(turns + edges).
     """
     from palazzo import __version__
 
@@ -1026,7 +1055,9 @@ def prov_document(bundle: AdmissibleEvidenceBundle) -> dict[str, Any]:
             "palazzo:role": t.role, "palazzo:phase": t.phase, "palazzo:salience": t.salience,
             "palazzo:depth": t.depth, "palazzo:distance": t.distance,
             "palazzo:priority": t.priority, "palazzo:contentHash": t.content_hash,
-            "palazzo:drawer": t.drawer_id, "palazzo:createdAt": _iso(t.created_at)}
+            "palazzo:drawer": t.drawer_id}
+        if (created := _iso(t.created_at)) is not None:
+            attrs["palazzo:createdAt"] = created
         if t.content is not None:
             attrs["prov:value"] = t.content
         entity[f"palazzo:{t.id}"] = attrs
@@ -1039,8 +1070,9 @@ def prov_document(bundle: AdmissibleEvidenceBundle) -> dict[str, Any]:
                        for k, v in bundle.policy.to_dict().items()}}
     activity: dict[str, Any] = {act: {"prov:type": "palazzo:PolicyWeightedBFS",
                                       "palazzo:anchor": f"palazzo:{f.anchor_turn_id}"}}
-    if bundle.sliced_at is not None:
-        activity[act]["prov:startTime"] = activity[act]["prov:endTime"] = _iso(bundle.sliced_at)
+    sliced = None if bundle.sliced_at is None else _iso(bundle.sliced_at)
+    if sliced is not None:
+        activity[act]["prov:startTime"] = activity[act]["prov:endTime"] = sliced
     roles = sorted({t.role for t in bundle.turns})
     agent: dict[str, Any] = {engine: {"prov:type": "prov:SoftwareAgent",
                                       "palazzo:version": __version__}}
@@ -1058,8 +1090,8 @@ def prov_document(bundle: AdmissibleEvidenceBundle) -> dict[str, Any]:
                                      "prov:usedEntity": f"palazzo:{e.parent}",
                                      "palazzo:edgeType": e.type}
     generated = {"_:g0": {"prov:entity": sid, "prov:activity": act}}
-    if bundle.sliced_at is not None:
-        generated["_:g0"]["prov:time"] = _iso(bundle.sliced_at)
+    if sliced is not None:
+        generated["_:g0"]["prov:time"] = sliced
     return {
         "prefix": {"palazzo": "urn:palazzo:"},
         "entity": entity,
