@@ -339,6 +339,17 @@ def _bench_swarm(args) -> int:
     return 0
 
 
+def _bench_fuzz(args) -> int:
+    from palazzo.bench import fuzz
+
+    families = tuple(args.families.split(",")) if args.families else fuzz.FAMILIES
+    result = fuzz.run(args.count, seed=args.seed, families=families, timeout=args.timeout,
+                      progress=ProgressBar("inputs", args.progress))
+    _write(args.out, result)
+    print(json.dumps({"totals": result["totals"], "families": result["families"]}, indent=1))
+    return 0
+
+
 def _write(path: str, result: dict) -> None:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -457,6 +468,16 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--seed", type=int, default=0)
     sw.add_argument("--out", required=True)
     sw.set_defaults(fn=_bench_swarm)
+    fz = bench.add_parser("fuzz", help="hostile palace files, chat exports and folders: how "
+                          "many get a clear error, are accepted, raise or hang")
+    fz.add_argument("--count", type=int, default=2000, help="inputs, the families taking turns")
+    fz.add_argument("--seed", type=int, default=0)
+    fz.add_argument("--families", help="comma-separated: palace-document, palace-text, chats, "
+                    "folder (default: all)")
+    fz.add_argument("--timeout", type=float, default=10.0, help="seconds one input may take")
+    fz.add_argument("--out", required=True)
+    fz.add_argument("--progress", action="store_true")
+    fz.set_defaults(fn=_bench_fuzz)
     thr = bench.add_parser("throughput", help="insert/search/export/import at several sizes")
     thr.add_argument("--sizes", default="100,1000,5000,100000")
     thr.add_argument("--out", required=True)
