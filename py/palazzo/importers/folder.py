@@ -77,12 +77,14 @@ __all__ = ["IgnoreRules", "Rule", "StoredPiece", "chunk_key", "compile_rule", "p
 _STAR = ("*",)
 _ANY = ("?",)
 _SEP = ("/",)
-# A segment: its tokens — ("c", char), _ANY, _STAR, or ("[", negate, ((lo, hi), …)) —
-# or one of the globstars: zero or more whole segments, or one or more (a trailing "/**").
+# A token: ("c", char), _ANY, _STAR, or ("[", negate, ((lo, hi), …)). A segment: one of
+# the globstars (zero or more whole folders; one or more, for a trailing "/**") or the
+# pieces between its stars, each a plain string or a tuple of tokens (one piece: no star).
 _GLOBSTAR = "**"
 _GLOBSTAR_ONE = "**+"
 Token = tuple[Any, ...]
-Segment = tuple[Token, ...] | str
+Piece = str | tuple[Token, ...]
+Segment = tuple[Piece, ...] | str
 
 
 @dataclass(slots=True, frozen=True)
@@ -180,7 +182,8 @@ def _tokens(pattern: str) -> list[Token]:
 
 def _segments(pattern: str) -> list[Segment]:
     """Split a glob into segments; a whole-segment ``**`` becomes a globstar (leading or
-    inner: zero or more folders; trailing: everything inside), any other ``**`` a ``*``."""
+    inner: zero or more folders; trailing: everything inside), any other ``**`` a ``*``.
+    Each other segment is stored as its pieces between stars (see :data:`Segment`)."""
     parts: list[list[Token]] = [[]]
     for t in _tokens(pattern):
         if t == _SEP:
@@ -192,9 +195,23 @@ def _segments(pattern: str) -> list[Segment]:
     for j, part in enumerate(parts):
         if part == [("**",)] and last > 0:
             out.append(_GLOBSTAR_ONE if j == last else _GLOBSTAR)
-        else:
-            out.append(tuple(_STAR if t == ("**",) else t for t in part))
+            continue
+        pieces: list[list[Token]] = [[]]
+        for t in part:
+            if t in (_STAR, ("**",)):
+                pieces.append([])
+            else:
+                pieces[-1].append(t)
+        out.append(tuple(_piece(p) for p in pieces))
     return out
+
+
+def _piece(tokens: list[Token]) -> Piece:
+    """A run of tokens between stars: a plain string when every token is a literal (matched
+    with the string methods), else the tokens."""
+    if all(t[0] == "c" for t in tokens):
+        return "".join(t[1] for t in tokens)
+    return tuple(tokens)
 
 
 def _char_matches(t: Token, ch: str) -> bool:
@@ -205,30 +222,36 @@ def _char_matches(t: Token, ch: str) -> bool:
     return t[1] != any(lo <= ch <= hi for lo, hi in t[2])
 
 
-def _fits(piece: tuple[Token, ...], name: str, at: int) -> bool:
+def _fits(piece: Piece, name: str, at: int) -> bool:
+    if isinstance(piece, str):
+        return name.startswith(piece, at)
     return all(_char_matches(t, name[at + k]) for k, t in enumerate(piece))
 
 
-def _match_segment(tokens: tuple[Token, ...], name: str) -> bool:
-    """Whether one path segment ``name`` matches a segment's tokens. Greedy leftmost
-    placement of the pieces between stars; O(len(name) x len(tokens))."""
-    pieces: list[tuple[Token, ...]] = [()]
-    for t in tokens:
-        if t == _STAR:
-            pieces.append(())
-        else:
-            pieces[-1] += (t,)
+def _find(piece: Piece, name: str, pos: int, end: int) -> int:
+    """Return the first index >= ``pos`` where ``piece`` fits wholly before ``end``, or -1."""
+    if isinstance(piece, str):
+        return name.find(piece, pos, end)
+    while pos + len(piece) <= end:
+        if _fits(piece, name, pos):
+            return pos
+        pos += 1
+    return -1
+
+
+def _match_segment(pieces: tuple[Piece, ...], name: str) -> bool:
+    """Whether one path segment ``name`` matches a segment's pieces (the runs between its
+    stars). Greedy leftmost placement of the middle pieces; O(len(name) x pattern)."""
     if len(pieces) == 1:
         return len(name) == len(pieces[0]) and _fits(pieces[0], name, 0)
-    first, middle, last = pieces[0], pieces[1:-1], pieces[-1]
+    first, last = pieces[0], pieces[-1]
     if len(first) + len(last) > len(name) or not _fits(first, name, 0) \
             or not _fits(last, name, len(name) - len(last)):
         return False
     pos, end = len(first), len(name) - len(last)
-    for piece in middle:
-        while pos + len(piece) <= end and not _fits(piece, name, pos):
-            pos += 1
-        if pos + len(piece) > end:
+    for piece in pieces[1:-1]:
+        pos = _find(piece, name, pos, end)
+        if pos < 0:
             return False
         pos += len(piece)
     return True
@@ -236,7 +259,15 @@ def _match_segment(tokens: tuple[Token, ...], name: str) -> bool:
 
 def _match_path(segments: tuple[Segment, ...], names: list[str]) -> bool:
     """Whether the path segments ``names`` match the pattern's segments: the set of path
-    positions each pattern segment can end at, left to right."""
+    positions each pattern segment can end at, left to right. A pattern whose only globstar
+    leads (``*.log``, ``a/b``) can only match the path's last segments, so only those are
+    compared."""
+    if segments and segments[0] == _GLOBSTAR and _GLOBSTAR not in segments[1:] \
+            and _GLOBSTAR_ONE not in segments:
+        tail = segments[1:]
+        return len(tail) <= len(names) and all(
+            isinstance(seg, tuple) and _match_segment(seg, name)
+            for seg, name in zip(tail, names[len(names) - len(tail):], strict=True))
     reach = {0}
     for seg in segments:
         if not reach:
