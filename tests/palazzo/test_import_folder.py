@@ -303,7 +303,7 @@ def _variants(chunk_size):
     endings = {"lf": lambda t: t, "crlf": lambda t: t.replace("\n", "\r\n"),
                "mixed": lambda t: "".join(line + ("\r\n", "\n", "\r")[i % 3] for i, line
                                           in enumerate(t.split("\n")))}
-    for offset in range(0, chunk_size + 1, 9):
+    for offset in range(chunk_size + 1):
         body = "x" * offset + " start.\n\n" + BLOCK * 5 + "tail " * 30
         for name, ending in endings.items():
             for bom in (False, True):
