@@ -75,7 +75,7 @@ def test_a_huge_query_is_read_up_to_max_query_characters():
 
     p = Palace(embedder=HashEmbedder(), clock=lambda: 0.0)
     p.add_drawer("w", "r", "the lighthouse keeper's log")
-    huge = "lighthouse keeper " + "x" * (10 << 20)
+    huge = "lighthouse keeper " + "x" * (4 << 20)  # the schema admits up to 5,000,000
     out = p.call("search", {"query": huge})
     assert out["query_cut_to"] == MAX_QUERY and len(out["query"]) == MAX_QUERY
     assert out["results"][0]["content"].startswith("the lighthouse")
