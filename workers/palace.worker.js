@@ -36,11 +36,26 @@ async function flush() {
   const changes = host.drain(bridge);
   const list = changes.toJs({ create_pyproxies: false });
   changes.destroy();
-  for (const change of list) {
-    if (change[0] === "release") PalaceStorage.release(change[1]);
-    else await storage.apply(change);
+  try {
+    for (const change of list) {
+      if (change[0] === "release") PalaceStorage.release(change[1]);
+      else await storage.apply(change);
+    }
+  } catch (err) {
+    // Nothing more will be written for the palaces left: their locks go back all the same.
+    for (const change of list) if (change[0] === "release") PalaceStorage.release(change[1]);
+    try { await recover(); } catch (again) { console.error(`reloading after a failed write: ${again}`); }
+    throw err;
   }
   watchLock();
+}
+
+// After a failed write the open palace is booted again from what storage kept, so memory
+// never holds a change the caller was told was not saved, and later writes follow on disk.
+async function recover() {
+  const palace = host.open_name(bridge);
+  if (palace === undefined || palace === null) return;
+  host.reload_palace(bridge, palace, await storage.readAll(palace));
 }
 
 // What a library call needs before the engine runs it: the writer lock of the palace it

@@ -67,6 +67,34 @@ class Library:
         space = self.root.space(name)
         return self._switch(name, space, self.root.lock(name))
 
+    def reload(self) -> dict[str, Any]:
+        """Boot the open palace again from its files, keeping its lock; return its status.
+
+        For hosts whose writes can fail after a call returned (the browser writes once the
+        call is done): memory then holds again exactly what storage kept, so no later write
+        builds on a change that was never saved. Costs one boot (snapshot + journal replay).
+        """
+        if self.store is None or self.name is None:
+            raise ValidationError("no palace is open: open or create one")
+        name, writable = self.name, self.writable
+        try:
+            self.store = PalaceStore(self.root.space(name), self._maker(name), self.registry,
+                                     self.clock, read_only=not writable)
+        except BaseException:
+            # Closed rather than left holding what storage lost.
+            self.store, self.name = None, None
+            if writable:
+                self.root.unlock(name)
+            raise
+        return {"palace": name, "status": self.store.status.to_dict()}
+
+    def _maker(self, name: str) -> Callable[..., Palace]:
+        def make(**kw: Any) -> Palace:
+            return self.make_palace(name=name, **kw) if "name" not in kw else \
+                self.make_palace(**kw)
+
+        return make
+
     @property
     def writable(self) -> bool:
         """Return whether a palace is open here and this library holds its writer lock."""
@@ -77,13 +105,9 @@ class Library:
         open palace, release the previous palace's lock, and return the new status. If boot
         raises, the previous palace stays open and the new lock is given back."""
         held_before = self.writable
-
-        def make(**kw: Any) -> Palace:
-            return self.make_palace(name=name, **kw) if "name" not in kw else \
-                self.make_palace(**kw)
-
         try:
-            store = PalaceStore(space, make, self.registry, self.clock, read_only=not writable)
+            store = PalaceStore(space, self._maker(name), self.registry, self.clock,
+                                read_only=not writable)
         except BaseException:
             if writable:
                 self.root.unlock(name)

@@ -166,3 +166,47 @@ def test_a_second_tab_takes_over_when_the_first_switches_away(context, site_url)
     reload(second)
     assert contents(second) == ["written by the second tab"]
     assert first.errors == [] and second.errors == []
+
+
+# Another agent of the page (a dedicated worker) opens every file of the palace for writing
+# and keeps them: the palace worker's next write fails, as a real storage failure would.
+HOLD_FILES = """(palace) => new Promise((resolve, reject) => {
+  const source = `onmessage = async (event) => {
+    const root = await navigator.storage.getDirectory();
+    const dir = await (await root.getDirectoryHandle("palazzo")).getDirectoryHandle(event.data);
+    self.handles = [];
+    for await (const [name, handle] of dir.entries()) {
+      if (handle.kind === "file") self.handles.push(await handle.createSyncAccessHandle());
+    }
+    postMessage(self.handles.length);
+  };`;
+  const holder = new Worker(URL.createObjectURL(new Blob([source])));
+  window.fileHolder = holder;
+  holder.onmessage = (event) => resolve(event.data);
+  holder.onerror = (event) => reject(new Error(event.message));
+  holder.postMessage(palace);
+})"""
+
+
+def test_a_write_storage_refused_is_reported_and_not_kept(context, site_url):
+    page = open_page(context, site_url)
+    name = call(page, "list_palaces")["open"]
+    before = call(page, "palace_status")["drawers"]
+    assert page.evaluate(HOLD_FILES, name) >= 1
+    tab(page, "Add")
+    page.locator(".pz-add-wing input").fill("w")
+    page.locator(".pz-add-room input").fill("r")
+    page.locator(".pz-add-text textarea").fill("refused by storage")
+    page.locator(".pz-add-go button").click()
+    note = wait_text(page, "add-note", "not saved")
+    assert "Added" not in note
+    # Memory was booted again from storage: the refused drawer is not there either.
+    assert call(page, "palace_status")["drawers"] == before
+    error = fails(page, "add_drawer", {"wing": "w", "room": "r", "content": "refused too"})
+    assert error.startswith("storage_error: not saved")
+    page.evaluate("window.fileHolder.terminate()")
+    add(page, "written once the files were free")
+    reload(page)
+    assert call(page, "storage_status")["status"]["problem"] is None
+    assert contents(page) == ["written once the files were free"]
+    assert page.errors == []

@@ -135,3 +135,16 @@ def test_a_read_only_worker_leaves_embedding_to_the_writer():
     status = reader.call("palace_status")
     assert status["embedded"] < status["drawers"]  # vectors are missing, yet nothing fails
     assert worker.embed_step(reader) == {"embedded": 0, "remaining": 0}
+
+
+def test_after_a_failed_write_the_worker_reboots_the_open_palace_from_storage():
+    worker, bridge = worker_engine()
+    name = worker.open_name(bridge)
+    stored = {f: bytes(d) for f, d in bridge.library.root.spaces[name].files.items()}
+    before = bridge.call("palace_status")["drawers"]
+    bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "never written"})
+    worker.drain(bridge)  # the host's write of these changes failed: storage still has `stored`
+    worker.reload_palace(bridge, name, stored)
+    assert bridge.call("palace_status")["drawers"] == before
+    bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "written"})
+    assert [op for op, *_ in worker.drain(bridge)] == ["append"]

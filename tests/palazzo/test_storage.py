@@ -189,3 +189,21 @@ def test_a_queued_root_never_drops_a_mirror_with_unwritten_changes():
     root.space("p").drain()
     root.load("p", {"journal": b"xy"})
     assert root.space("p").read("journal") == b"xy"
+
+
+def test_reload_boots_the_open_palace_from_what_storage_kept():
+    root, lib = memory_library()
+    lib.new_palace("p")
+    lib.store.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
+    space = root.space("p")
+    journal = next(n for n in space.names() if n.startswith("journal"))
+    kept = len(space.read(journal))
+    lib.store.call("add_drawer", {"wing": "w", "room": "r", "content": "lost by storage"})
+    space.truncate(journal, kept)  # the host's write of the last record failed
+    assert lib.reload()["status"]["read_only"] is False
+    assert texts(lib) == ["kept"] and root.locked == {"p"}
+    lib.store.call("add_drawer", {"wing": "w", "room": "r", "content": "after"})
+    again = Library(root, make)
+    root.unlock("p")
+    again.open_palace("p")
+    assert sorted(texts(again)) == ["after", "kept"]

@@ -118,6 +118,27 @@ def load_palace(bridge: Bridge, name: str, files: Any) -> None:
         root.load(name, files)
 
 
+def open_name(bridge: Bridge) -> str | None:
+    """Return the name of the open palace, or None."""
+    return bridge.library.name
+
+
+def reload_palace(bridge: Bridge, name: str, files: Any) -> None:
+    """After a write failed: give the mirror of open palace ``name`` the files storage kept
+    and boot it again from them (:meth:`Library.reload`), so memory holds only what was
+    saved and the next write follows the last one kept. Returns None."""
+    lib = bridge.library
+    if lib.name != name:
+        return
+    root = lib.root
+    root.spaces[name].drain()  # what the failed write did not reach is not on disk
+    root.load(name, _py(files) or {})
+    lib.reload()
+    hook = bridge.hooks.get("refresh_ui")
+    if hook is not None:
+        hook()
+
+
 def read_only_palace(bridge: Bridge) -> str | None:
     """Return the open palace's name when it is open read-only here, else None (the worker
     then watches for its writer lock to come free)."""
