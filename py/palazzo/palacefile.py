@@ -251,40 +251,48 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _scan(doc: Any, where: str) -> None:
     """Raise ImportRejected naming the first number that is not finite or beyond float range,
-    text that is not valid Unicode, or object key that is not a string, anywhere in ``doc``
-    (``where`` names ``doc`` itself).
+    text that is not valid Unicode, object key that is not a string, or nesting deeper than
+    the palace file's text may have (:data:`palazzo.jsontext.MAX_DEPTH`), anywhere in
+    ``doc`` (``where`` names ``doc`` itself, and says how deep in the file it is).
 
     Free-form values (properties, agent state, edge props) and the sections other modules
     read pass through here, so each reader sees only values it can do arithmetic on and
     encode, whatever parsed the file (``json.loads`` reads ``NaN``, ``Infinity`` and
-    ``1e400``). The walk has no recursion (a document made in Python may nest deeper than a
-    parsed one) and keeps no paths; a second walk finds the path only when something is
-    wrong. Cost: O(values).
+    ``1e400``), and what is accepted can be exported and read back as text. The walk has no
+    recursion (a document made in Python may nest deeper than a parsed one) and keeps no
+    paths; a second walk finds the path only when something is wrong. Cost: O(values).
     """
-    stack = [doc]
+    top = where.count(".") + where.count("[") + 2  # brackets around doc in the file's text
+    stack = [(doc, top)]
     while stack:
-        value = stack.pop()
+        value, depth = stack.pop()
         if isinstance(value, dict):
-            if not all(isinstance(k, str) for k in value):
+            if depth > jsontext.MAX_DEPTH or not all(isinstance(k, str) for k in value):
                 break
-            stack.extend(value.values())
+            stack.extend((v, depth + 1) for v in value.values())
         elif isinstance(value, list):
-            stack.extend(value)
+            if depth > jsontext.MAX_DEPTH:
+                break
+            stack.extend((v, depth + 1) for v in value)
         elif _bad_leaf(value) is not None:
             break
     else:
         return
     # Something is wrong: walk again in document order, keeping paths, to name it.
-    paths: list[tuple[Any, str]] = [(doc, where)]
+    paths: list[tuple[Any, str, int]] = [(doc, where, top)]
     while paths:
-        value, at = paths.pop()
+        value, at, depth = paths.pop()
+        if isinstance(value, dict | list) and depth > jsontext.MAX_DEPTH:
+            raise ImportRejected(f"{at} nests deeper than the {jsontext.MAX_DEPTH} levels a "
+                                 "palace file may have")
         if isinstance(value, dict):
             for k in value:
                 if not isinstance(k, str):
                     raise ImportRejected(f"{at} has a key that is not a string ({k!r})")
-            paths.extend((v, f"{at}.{k}") for k, v in reversed(value.items()))
+            paths.extend((v, f"{at}.{k}", depth + 1) for k, v in reversed(value.items()))
         elif isinstance(value, list):
-            paths.extend((v, f"{at}[{i}]") for i, v in reversed(list(enumerate(value))))
+            paths.extend((v, f"{at}[{i}]", depth + 1)
+                         for i, v in reversed(list(enumerate(value))))
         elif (why := _bad_leaf(value)) is not None:
             raise ImportRejected(f"{at} {why}")
 

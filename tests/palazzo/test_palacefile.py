@@ -384,3 +384,25 @@ def test_diary_times_at_the_ends_of_the_calendar_are_read():
         doc["palace"]["diaries"][0]["written_at"] = when
         target = fresh_import(doc)
         assert target.call("diary_read", {"agent": "scout"})["entries"][0]["written"] == day
+
+
+@pytest.mark.parametrize(("levels", "accepted"), [(95, True), (96, False), (3000, False)])
+def test_a_document_nests_no_deeper_than_a_palace_file_may(levels, accepted):
+    """A document made in Python (not parsed from text) must not hold what its own export
+    could not be read back from: the text of a palace file nests at most 100 levels."""
+    doc = export_palace(sample(), exported_at=1.0)
+    value = 1
+    for _ in range(levels):
+        value = [value]
+    doc["palace"]["edges"][0]["props"] = {"deep": value}
+    target = fresh()
+    if accepted:
+        target.call("import", {"document": doc, "reindex": False})
+        text = json.dumps(export_palace(target, exported_at=1.0))
+        target.call("import", {"text": text, "reindex": False})
+        assert export_palace(target, exported_at=1.0)["palace"]["edges"][0]["props"] == {
+            "deep": value}
+    else:
+        with pytest.raises(ImportRejected, match=r"palace\.edges\[0\]\.props\.deep\[0\].* "
+                                                 "nests deeper than the 100 levels"):
+            target.call("import", {"document": doc, "reindex": False})
