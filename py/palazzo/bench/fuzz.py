@@ -370,13 +370,14 @@ PALACE_MUTATIONS = [*DOCUMENT_MUTATIONS, _drawer_mismatch, _edge_flip, _vectors,
 
 def _mutate(rng: random.Random, doc: Any, mutations: list[Callable[..., str]]) -> str:
     """Apply one to three mutations to ``doc`` in place; return what was done. A mutation
-    that no longer fits (an earlier one replaced what it looks for) is skipped."""
+    that no longer fits (an earlier one replaced what it looks for, or nested it too deep to
+    copy) is skipped."""
     done = []
     for _ in range(rng.choice([1, 1, 2, 3])):
         mutation = rng.choice(mutations)
         try:
             done.append(mutation(rng, doc))
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError):
             done.append(f"{mutation.__name__.strip('_')}(skipped)")
     return "; ".join(done)
 
