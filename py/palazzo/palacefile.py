@@ -200,7 +200,7 @@ class _Check:
             raise ImportRejected(f"{where}.{key} must be a string")
         if len(value) > limit:
             raise ImportRejected(f"{where}.{key} is longer than {limit} characters")
-        if (why := _bad_leaf(value)) is not None:
+        if not value.isascii() and (why := _bad_leaf(value)) is not None:
             raise ImportRejected(f"{where}.{key} {why}")
         return value
 
@@ -214,9 +214,9 @@ class _Check:
         value = d[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ImportRejected(f"{where}.{key} must be a number")
-        if (why := _bad_leaf(value)) is not None:
-            raise ImportRejected(f"{where}.{key} {why}")
-        number = float(value)
+        number = float(value) if -_FLOAT_MAX <= value <= _FLOAT_MAX else math.nan
+        if number != number:  # NaN, or an integer past float range
+            raise ImportRejected(f"{where}.{key} {_bad_leaf(value)}")
         if not lo <= number <= hi:
             raise ImportRejected(f"{where}.{key} is out of range ({number})")
         return number
