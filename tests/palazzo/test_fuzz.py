@@ -1,24 +1,23 @@
 """The fuzz corpus in CI: a seeded sample of hostile palace files, chat exports and folders
-(:mod:`palazzo.bench.fuzz`) ends in clear errors or accepted input, never a traceback or a
-hang; a failed import leaves the palace as it was; an accepted palace file keeps its
-invariants. ``palazzo bench fuzz --count 2000`` is the full run.
+(:mod:`palazzo.bench.fuzz`, run in a worker process, so CPython only) ends in clear errors
+or accepted input, never a traceback or a hang; a failed import leaves the palace as it was;
+an accepted palace file keeps its invariants. ``palazzo bench fuzz --count 2000`` is the
+full run.
 
 Also here: the provenance export crash the attack run found (a slice time no date has).
 """
 
-import sys
 import time
 
 import pytest
 
-if sys.platform == "emscripten":  # the runner's watchdog is a worker process
-    pytest.skip("the fuzz runner needs subprocesses, which Pyodide has not",
-                allow_module_level=True)
+from palazzo.bench import fuzz
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.errors import PalazzoError
+from palazzo.palace import Palace
 
-from palazzo.bench import fuzz  # noqa: E402 - after the Pyodide guard
-from palazzo.embed.hashing import HashEmbedder  # noqa: E402
-from palazzo.errors import PalazzoError  # noqa: E402
-from palazzo.palace import Palace  # noqa: E402
+# The runner's watchdog is a worker process, which Pyodide cannot start.
+needs_processes = pytest.mark.cpython_only
 
 SEED = 11
 SAMPLE = 240  # 60 inputs a family: about 15 s on a busy two-core machine
@@ -38,6 +37,7 @@ def _findings(report, family, what):
             for f in report["findings"] if f["family"] == family and what(f)]
 
 
+@needs_processes
 @pytest.mark.parametrize("family", [
     pytest.param(f, marks=pytest.mark.xfail(reason=KNOWN[f], strict=True)) if f in KNOWN
     else f for f in fuzz.FAMILIES])
@@ -49,6 +49,7 @@ def test_no_input_raises_a_traceback_or_hangs(report, family):
     assert _findings(report, family, lambda f: f["outcome"] in ("traceback", "hang")) == []
 
 
+@needs_processes
 @pytest.mark.parametrize("family", fuzz.FAMILIES)
 def test_a_failed_import_changes_nothing_and_an_accepted_file_keeps_its_invariants(
         report, family):
@@ -56,6 +57,7 @@ def test_a_failed_import_changes_nothing_and_an_accepted_file_keeps_its_invarian
     assert _findings(report, family, lambda f: f["problems"]) == []
 
 
+@needs_processes
 def test_palace_files_are_accepted_too():
     """Not everything is refused: a shuffled list, a number in range, an older version."""
     report = fuzz.run(24, seed=SEED, families=("palace-document",), timeout=10.0)
@@ -82,6 +84,7 @@ def _broken(case, result):
     raise KeyError("a bug")
 
 
+@needs_processes
 def test_the_watchdog_counts_a_hang_and_a_traceback_and_goes_on(monkeypatch):
     """An input over the time limit is a hang (its worker is replaced), any exception but a
     PalazzoError is a traceback, and the inputs after them still run."""
