@@ -20,7 +20,7 @@ from palazzo.palace import Palace
 needs_processes = pytest.mark.cpython_only
 
 SEED = 11
-SAMPLE = 240  # 60 inputs a family: about 15 s on a busy two-core machine
+SAMPLE = 250  # 50 inputs a family: about 15 s on a busy two-core machine
 
 # Families whose tracebacks have a known cause not fixed yet: name -> the cause. Empty: every
 # cause the sample meets is fixed.

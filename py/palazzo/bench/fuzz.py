@@ -17,6 +17,9 @@ Families (each a generator of inputs from ``(seed, index)``, the same on every m
   zips (bad CRC, the encryption flag, an unknown compression method, truncation); run as the
   CLI does: :func:`palazzo.importers.chats.plan_chats`, then
   :func:`palazzo.importers.apply`.
+- ``graphpalace``: a GraphPalace export with the same document mutations plus parent-map
+  cycles, orphans and self-parents, ids that are objects, and times and confidences out of
+  range; run as ``palazzo import-graphpalace`` does.
 - ``folder``: folders with repeated blocks, CRLF, byte order marks, binary and non-UTF-8
   files, non-UTF-8 file names, deep nesting, symlink loops and hostile ``.gitignore`` /
   ``--exclude`` globs (``[z-a]``, ``a*a*…a*b``); run as ``palazzo index`` does, twice (the
@@ -61,7 +64,7 @@ from typing import Any
 from palazzo.errors import PalazzoError
 
 OUTCOMES = ("error", "accepted", "traceback", "hang")
-FAMILIES = ("palace-document", "palace-text", "chats", "folder")
+FAMILIES = ("palace-document", "palace-text", "chats", "graphpalace", "folder")
 TIMEOUT = 10.0  # seconds one input may take before it counts as a hang
 
 
@@ -565,6 +568,82 @@ def _chats(rng: random.Random) -> tuple[str, Any]:
     return label, {"name": name, "data": data}
 
 
+# -- GraphPalace exports ----------------------------------------------------------------------
+
+def _graphpalace_source() -> dict[str, Any]:
+    """Return a small valid GraphPalace export (serde's PalaceExport: id-keyed maps, a
+    parent map, RFC 3339 times, relationships between entity ids)."""
+    emb = [0.0] * 8
+    pher = {"exploitation": 0.25, "exploration": 0.0}
+
+    def at(second: int) -> str:
+        return f"2026-01-05T10:00:{second:02d}.123456789Z"
+
+    def node(nid: str, name: str, second: int, **extra: Any) -> dict[str, Any]:
+        return {"id": nid, "name": name, "embedding": emb, "pheromones": pher,
+                "created_at": at(second), **extra}
+
+    drawers = {f"drawer_{i}": {"id": f"drawer_{i}", "content": text, "embedding": emb,
+                               "source": "file", "source_file": "notes.md",
+                               "importance": 0.5, "pheromones": pher, "created_at": at(i),
+                               "accessed_at": at(i)}
+               for i, text in ((4, "Light is fast."), (5, "Entropy grows."))}
+    return {"version": 1, "exported_at": at(30), "data": {
+        "wings": {"wing_1": node("wing_1", "Science", 1, wing_type="domain",
+                                 description="")},
+        "rooms": {"room_2": node("room_2", "Physics", 2, hall_type="facts", description="")},
+        "closets": {"closet_3": node("closet_3", "General", 3, summary="", drawer_count=2)},
+        "drawers": drawers,
+        "entities": {e: node(e, name, 6, entity_type="person", description=name)
+                     for e, name in (("entity_6", "Einstein"), ("entity_7", "Bern"))},
+        "relationships": [{"id": "rel_8", "subject": "entity_6", "predicate": "lived_in",
+                           "object": "entity_7", "confidence": 0.8,
+                           "valid_from": "1902-06-23T00:00:00+00:00", "valid_to": None,
+                           "observed_at": at(8), "invalidated_at": None,
+                           "statement_type": "fact"}],
+        "parent_map": {"room_2": "wing_1", "closet_3": "room_2", "drawer_4": "closet_3",
+                       "drawer_5": "closet_3"},
+        "edge_pheromones": {"wing_1:room_2": {"success": 0.4, "traversal": 1.0,
+                                              "recency": 0.9}},
+        "edge_costs": {"wing_1:room_2": {"base_cost": 0.3, "current_cost": 0.25}},
+        "similarity_edges": {"drawer_4:drawer_5": 0.42}, "halls": {}, "tunnels": {},
+        "agents": {"agent_9": {"id": "agent_9", "name": "Curie", "domain": "physics",
+                               "focus": "explorer", "goal_embedding": emb, "temperature": 1.0,
+                               "diary": "[2026-01-05 10:00] Visited Physics.",
+                               "created_at": at(9)}},
+        "next_id": 10, "schema_initialized": True}}
+
+
+def _graphpalace_specific(rng: random.Random, doc: Any) -> str:
+    data = doc["data"]
+    how = rng.choice(["cycle", "orphan", "self-parent", "object-id", "time", "confidence"])
+    if how == "cycle":
+        data["parent_map"]["wing_1"] = "closet_3"
+    elif how == "orphan":
+        data["parent_map"]["drawer_4"] = "closet_99"
+    elif how == "self-parent":
+        data["parent_map"]["room_2"] = "room_2"
+    elif how == "object-id":
+        data["parent_map"]["drawer_5"] = rng.choice([{"id": "closet_3"}, ["closet_3"], 3])
+    elif how == "time":
+        data["drawers"]["drawer_4"]["created_at"] = rng.choice(
+            ["99999-01-01T00:00:00Z", "1e400", 1e40, 10**400])
+    else:
+        data["relationships"][0]["confidence"] = rng.choice([float("nan"), 10**400, -1, 2])
+    return f"graphpalace-{how}"
+
+
+def _graphpalace(rng: random.Random) -> tuple[str, Any]:
+    doc = _graphpalace_source()
+    label = (_graphpalace_specific(rng, doc) if rng.random() < 0.4
+             else _mutate(rng, doc, DOCUMENT_MUTATIONS))
+    data = _dumps(doc).encode()
+    if rng.random() < 0.1:
+        data = data[: rng.randrange(len(data))]
+        label += "; truncate"
+    return label, {"name": "palace-export.json", "data": data}
+
+
 # -- folders -----------------------------------------------------------------------------------
 
 HOSTILE_GLOBS = ["[z-a]", "a*" * 22 + "b", "**/**/**/*", "\\", "!", "[", "[!]", "***", "/",
@@ -618,7 +697,7 @@ def _folder(rng: random.Random) -> tuple[str, Any]:
 
 GENERATORS: dict[str, Callable[[random.Random], tuple[str, Any]]] = {
     "palace-document": _palace_document, "palace-text": _palace_text, "chats": _chats,
-    "folder": _folder}
+    "graphpalace": _graphpalace, "folder": _folder}
 
 
 def generate(family: str, seed: int, index: int) -> Case:
@@ -710,8 +789,20 @@ def palace_problems(palace: Any) -> list[str]:
 
 
 def _run_chats(case: Case, result: Result) -> None:
-    from palazzo.importers import apply
     from palazzo.importers.chats import plan_chats
+
+    _run_file(plan_chats, case, result)
+
+
+def _run_graphpalace(case: Case, result: Result) -> None:
+    from palazzo.importers.graphpalace import plan_graphpalace
+
+    _run_file(plan_graphpalace, case, result)
+
+
+def _run_file(plan_file: Callable[[Path], Any], case: Case, result: Result) -> None:
+    """Write the input file, plan its import as the CLI does and apply the plan."""
+    from palazzo.importers import apply
     from palazzo.palacefile import export_palace
 
     with tempfile.TemporaryDirectory(prefix="palazzo-fuzz-") as tmp:
@@ -720,7 +811,7 @@ def _run_chats(case: Case, result: Result) -> None:
         target = fresh_palace()
         before = export_palace(target, exported_at=0.0)
         try:
-            plan = plan_chats(path)
+            plan = plan_file(path)
         except BaseException:
             result.changed = export_palace(target, exported_at=0.0) != before
             raise
@@ -763,7 +854,7 @@ def _run_folder(case: Case, result: Result) -> None:
 
 RUNNERS: dict[str, Callable[[Case, Result], None]] = {
     "palace-document": _run_palace, "palace-text": _run_palace, "chats": _run_chats,
-    "folder": _run_folder}
+    "graphpalace": _run_graphpalace, "folder": _run_folder}
 
 
 # Folders 1,100 deep take seconds to make and delete on a disk, milliseconds in memory.
