@@ -139,7 +139,10 @@ def test_a_second_tab_takes_over_writing_when_the_first_closes(context, site_url
     assert call(second, "storage_status")["status"]["read_only"] is True
     assert fails(second, "add_drawer", {"wing": "w", "room": "r", "content": "no"}).startswith(
         "read_only")
+    second.evaluate("""() => { window.lockFree = new Promise((resolve) => addEventListener(
+        'palazzo:lock-free', (event) => resolve(event.detail.palace), {once: true})); }""")
     first.close()
+    assert second.evaluate("window.lockFree") == name  # scripts hear it too
     tab(second, "Palaces & files")
     wait_text(second, "palace-note", "take over writing")  # offered, not taken unasked
     assert call(second, "storage_status")["status"]["read_only"] is True
