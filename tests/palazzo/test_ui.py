@@ -69,12 +69,14 @@ def test_search_open_edit_and_delete_with_confirmation():
     app.search.text.value = "Sourdough starter: feed it daily."
     app.search._save()
     assert p.drawer(first).content == "Sourdough starter: feed it daily."
+    edited = app.search.opened
+    assert edited == p.drawer(first).id != first  # new text, new id; the old one finds it
     app.search._delete()
     assert "Tick the box" in app.search.note.object
-    assert first in p.drawers.row_of
+    assert edited in p.drawers.row_of
     app.search.confirm.value = True
     app.search._delete()
-    assert first not in p.drawers.row_of
+    assert edited not in p.drawers.row_of
 
 
 def test_add_warns_about_a_duplicate_then_adds_on_the_second_click():
