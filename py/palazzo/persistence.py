@@ -56,7 +56,7 @@ from typing import Any
 
 from palazzo import journal
 from palazzo.embed.recorded import RecordedEmbedder, RecordingEmbedder
-from palazzo.errors import PalazzoError, ValidationError
+from palazzo.errors import NotFound, PalazzoError, ValidationError
 from palazzo.journal import Record
 from palazzo.ops import REGISTRY, Registry
 from palazzo.palace import Palace
@@ -192,7 +192,11 @@ class PalaceStore:
             return None
         try:
             return read_palace(found.records[0].args, self._make_bare)
-        except PalazzoError:
+        except PalazzoError as err:
+            # A whole, checksummed snapshot this palazzo refuses (written by a palazzo whose
+            # checks were laxer, or a newer one) is not damage: falling back to an older or an
+            # empty palace and then compacting would destroy it. Open read-only instead.
+            self._refused = f"{snapshot_name(gen)} is whole but cannot be read here: {err}"
             return None
 
     def _generations(self) -> list[int]:
@@ -225,11 +229,20 @@ class PalaceStore:
         self._host = None
         self._unsaved_vectors = False
         palace, gen = None, 0
+        self._refused = None
         for g in self._generations():
             palace = self._load_snapshot(g)
             if palace is not None:
                 gen = g
                 break
+            if self._refused is not None:
+                self.status.read_only = True
+                self.status.problem = (f"{self._refused}; the palace is read-only here so "
+                                       "nothing overwrites it")
+                self.palace = self._make_bare()
+                self._attach_host(self.palace)
+                self._keys = self.palace.provenance.keyring_to_json()
+                return self.status
             self.status.skipped_snapshots.append(snapshot_name(g))
         if palace is None:  # never compacted (or every snapshot is damaged): generation 0
             palace = self._make_bare()
@@ -354,6 +367,10 @@ class PalaceStore:
             journal.encode(Record(self.seq + 1, name, args_copy, 0.0))
         except (TypeError, ValueError, RecursionError) as err:
             raise ValidationError(f"arguments of {name!r} are not JSON: {err}") from None
+        if self._unsaved_vectors:
+            # Vectors of an unfinished reindex run live only in memory; an operation that
+            # reads them (links, paths) would replay differently without them: save first.
+            self.compact()
         clock = float(self.clock())
         recorder = None
         if self.palace.embedder is not None:
@@ -370,11 +387,15 @@ class PalaceStore:
         record = Record(self.seq + 1, name, args_copy, clock, effects)
         try:
             data = journal.encode(record)
+            if len(data) > journal.MAX_RECORD:
+                raise ValidationError(
+                    f"{name} made a journal record of {len(data)} bytes, more than the "
+                    f"{journal.MAX_RECORD} a record may hold; nothing was changed (split it)")
             self.space.append(journal_name(self.status.generation), data)
             self._save_keys()
         except Exception as err:
             self.boot()  # memory must not hold what the disk does not
-            if isinstance(err, StorageError):
+            if isinstance(err, (StorageError, ValidationError)):
                 raise
             raise StorageError(f"the change was not saved: {err}") from None
         self.seq = record.seq
@@ -383,7 +404,12 @@ class PalaceStore:
         self.status.last_saved = record.clock
         if self.status.journal_records >= self.compact_records or \
                 self.status.journal_bytes >= self.compact_bytes:
-            self.compact()
+            try:
+                self.compact()
+            except Exception as err:  # the write above is durable: it stays acknowledged
+                self.boot()  # the generation on disk decides where the next record goes
+                self.status.problem = "; ".join(filter(None, [
+                    self.status.problem, f"compaction failed (the journal goes on): {err}"]))
         return result
 
     def _run(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -392,7 +418,8 @@ class PalaceStore:
         PalazzoError came before any change, so it needs no reload."""
         try:
             return self.registry.call(self.palace, name, args)
-        except PalazzoError:
+        except (ValidationError, NotFound):
+            # An atomic operation refuses with these before it changes anything.
             if not self.registry.get(name).atomic:
                 self.boot()
             raise
@@ -426,10 +453,14 @@ class PalaceStore:
         old = self.status.generation
         new = old + 1
         doc = export_palace(self.palace, vectors="float32", exported_at=float(self.clock()))
+        snapshot = journal.encode(Record(0, "snapshot", doc, 0.0))
+        if len(snapshot) > journal.MAX_RECORD:  # boot could not read it back: keep generation N
+            raise StorageError(f"the palace is {len(snapshot)} bytes as a snapshot, more than "
+                               f"the {journal.MAX_RECORD} one may hold; it stays as it is")
         state = _fit_state(self.palace)
         if state is not None:
             self.space.write(EMBEDDER_STATE, state)
-        self.space.write(snapshot_name(new), journal.encode(Record(0, "snapshot", doc, 0.0)))
+        self.space.write(snapshot_name(new), snapshot)
         self.space.write(journal_name(new), b"")
         for name in self.space.names():
             m = SNAPSHOT.fullmatch(name)

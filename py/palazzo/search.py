@@ -77,6 +77,8 @@ def vector_scores(palace, query: str, best_chunk: bool = True) -> np.ndarray | N
     if palace.embedder is None or not store.has_vector[:n].any():
         return None
     q = palace.embedder.embed([query])[0]
+    if not q.any():  # a query the embedder cannot read (no token): BM25 alone decides
+        return None
     scores = store.vectors[:n] @ q
     if best_chunk and len(store.chunks):
         best = store.chunks.best(q, n)

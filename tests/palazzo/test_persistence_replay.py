@@ -13,7 +13,7 @@ from palazzo.ops import REGISTRY, Operation, Registry, _obj
 from palazzo.palace import MAX_CONTENT, Palace
 from palazzo.palacefile import export_palace
 from palazzo.persistence import PalaceStore, ReadOnly, journal_name
-from palazzo.storage import MemorySpace
+from palazzo.storage import MemorySpace, StorageError
 
 TEXTS = ["the garden needs water in the morning", "water the garden in the evening",
          "morning walks by the river", "the river floods in spring", "spring garden plans",
@@ -276,3 +276,98 @@ def test_reindex_steps_are_saved_even_when_the_last_step_writes_no_vector():
     assert sum(s["embedded"] for s in steps) == 16
     again = PalaceStore(space, make, clock=ticking())
     assert int(again.palace.drawers.has_vector.sum()) == 16
+
+
+def test_a_write_between_reindex_steps_saves_the_steps_first_so_replay_links_the_same():
+    space = MemorySpace()
+    bare = PalaceStore(space, lambda **kw: Palace(clock=lambda: 0.0, **kw), clock=ticking())
+    for text in TEXTS:
+        bare.call("add_drawer", {"wing": "w", "room": "r", "content": text})
+    make = maker(lambda: HashEmbedder())
+    store = PalaceStore(space, make, clock=ticking())
+    assert store.call("reindex", {"limit": 4})["remaining"]  # a run left unfinished
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": TEXTS[0] + " again"})
+    links = similar(store.palace)
+    assert links  # the new drawer linked to vectors of the unfinished run
+    src, dst = sorted(links)[0]
+    store.call("pheromone_deposit", {"path": [[src, dst, "SIMILAR_TO"]]})
+    again = PalaceStore(space, make, clock=ticking())  # the run never finished: a crash
+    assert again.status.problem is None and similar(again.palace) == links
+
+
+class Failing:
+    """An embedder that fails (a palazzo error) while an operation runs, after it changed
+    the store."""
+
+    name, dim, fingerprint = "failing", 16, "failing-16"
+
+    def embed(self, texts):
+        raise PalazzoError("the embedder gave up")
+
+
+def test_an_atomic_operation_that_fails_after_a_change_still_reloads():
+    space = MemorySpace()
+    store = PalaceStore(space, lambda **kw: Palace(embedder=Failing(), clock=lambda: 0.0, **kw),
+                        clock=ticking())
+    before = state(store.palace)
+    with pytest.raises(PalazzoError, match="gave up"):
+        store.call("add_drawer", {"wing": "w", "room": "r", "content": "half added"})
+    assert state(store.palace) == before and store.palace.counts()["drawers"] == 0
+
+
+def test_a_record_too_large_to_read_back_is_refused_and_changes_nothing(monkeypatch):
+    space = MemorySpace()
+    store = PalaceStore(space, maker(lambda: HashEmbedder()), clock=ticking())
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "small"})
+    before = state(store.palace)
+    monkeypatch.setattr(journal, "MAX_RECORD", 4096)
+    with pytest.raises(ValidationError, match="more than the 4096"):
+        store.call("add_drawer", {"wing": "w", "room": "r", "content": "big " * 2000})
+    assert state(store.palace) == before
+    monkeypatch.setattr(journal, "MAX_RECORD", 1000)
+    with pytest.raises(StorageError, match="more than the 1000"):
+        store.compact()  # a snapshot boot could not read back is never written
+    monkeypatch.undo()
+    assert state(PalaceStore(space, maker(lambda: HashEmbedder()),
+                             clock=ticking()).palace) == before
+
+
+class CompactionFails(MemorySpace):
+    fail = False
+
+    def write(self, name, data):
+        if self.fail and name.startswith("journal-"):
+            raise StorageError("no space left")
+        super().write(name, data)
+
+
+def test_a_failed_automatic_compaction_keeps_the_acknowledged_write():
+    space = CompactionFails()
+    make = maker(lambda: HashEmbedder())
+    store = PalaceStore(space, make, clock=ticking(), compact_records=2)
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "one"})
+    space.fail = True
+    out = store.call("add_drawer", {"wing": "w", "room": "r", "content": "two"})  # compacts
+    assert out["created"] and "compaction failed" in store.status.problem
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "three"})
+    space.fail = False
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.palace.counts()["drawers"] == 3 == store.palace.counts()["drawers"]
+
+
+def test_a_whole_snapshot_this_version_refuses_opens_read_only_and_is_kept():
+    space = MemorySpace()
+    make = maker(lambda: HashEmbedder())
+    store = PalaceStore(space, make, clock=ticking())
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
+    store.compact()
+    name = f"snapshot-{store.status.generation:08d}.pz"
+    rec = journal.scan(space.read(name)).records[0]
+    rec.args["palace"]["drawers"][0]["content"] = "changed, so the id no longer matches"
+    space.write(name, journal.encode(rec))
+    data = space.read(name)
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.status.read_only and "cannot be read here" in again.status.problem
+    with pytest.raises(ReadOnly):
+        again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
+    assert space.read(name) == data

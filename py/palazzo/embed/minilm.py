@@ -53,16 +53,6 @@ class WeightsError(PalazzoError):
     code = "embedder_weights"
 
 
-class EmptyText(PalazzoError, ValueError):
-    """A text has no tokens (empty, or only whitespace and control characters).
-
-    Its vector would be the same meaningless one for every such text, so it is refused; the
-    palace never stores empty drawers.
-    """
-
-    code = "empty_text"
-
-
 def default_weights_path() -> Path:
     """Return the documented per-user location ``~/.cache/palazzo/minilm-fp16.npz``.
 
@@ -257,21 +247,19 @@ class MiniLMEmbedder:
 
         Texts are sorted by token count and run in padded batches of about ``batch_tokens``
         positions; results come back in input order and do not depend on the batching
-        (beyond float32 rounding, ~1e-7). Raises :class:`EmptyText` (a ValueError) when a
-        text has no tokens, before any work is done.
+        (beyond float32 rounding, ~1e-7). A text with no tokens (empty, or only whitespace and
+        control characters) gets an all-zero row: its vector would be the same meaningless one
+        for every such text, so it gets none, as with every embedder, and the palace lists it
+        among drawers without a vector instead of failing the whole batch.
         """
         if isinstance(texts, str):
             raise TypeError("embed takes a sequence of texts; wrap a single text in a list")
         encodings = [self.tokenizer.encode(t) for t in texts]
-        for i, enc in enumerate(encodings):
-            if enc.content_length == 0:
-                raise EmptyText(
-                    f"text #{i} has no tokens (empty, or only whitespace and control "
-                    f"characters): there is nothing to embed; drop it or give it content"
-                )
         out = np.zeros((len(encodings), self.dim), dtype=np.float32)
-        for batch in _batches([len(e.ids) for e in encodings], self.batch_tokens):
-            out[batch] = self._forward([encodings[i].ids for i in batch])
+        real = [i for i, enc in enumerate(encodings) if enc.content_length > 0]
+        for batch in _batches([len(encodings[i].ids) for i in real], self.batch_tokens):
+            rows = [real[j] for j in batch]
+            out[rows] = self._forward([encodings[i].ids for i in rows])
         return out
 
     def _forward(self, id_lists: list[list[int]]) -> np.ndarray:

