@@ -1,5 +1,5 @@
 import sys
 
-from palazzo.cli import main
+from palazzo.hosts.cli import main
 
 sys.exit(main())

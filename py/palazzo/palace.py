@@ -1,6 +1,6 @@
 """The palace: Palace > Wing > Room > Closet > Drawer, with its graph, vectors and text index.
 
-All mutation goes through methods here (and, for users, through :mod:`palazzo.ops`), so the
+All mutation goes through methods here (and, for users, through :mod:`palazzo.ops.palace`), so the
 embedding matrix, the BM25 index and the graph never drift apart.
 """
 
@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
-from palazzo.chunking import chunks
-from palazzo.embed import Embedder
-from palazzo.errors import NotFound, ValidationError
-from palazzo.model import (
+from palazzo.core.chunking import chunks
+from palazzo.core.columns import DrawerStore, EdgeTable
+from palazzo.core.model import (
+    CHUNK_SIZE,
+    MAX_CONTENT,
     MAX_KEY,
     PALACE_ID,
     Agent,
@@ -28,7 +28,8 @@ from palazzo.model import (
     clean_name,
     drawer_id,
 )
-from palazzo.store import DrawerStore, EdgeTable
+from palazzo.embed import Embedder
+from palazzo.errors import NotFound, ValidationError
 
 drawer_id_of = drawer_id  # update_drawer's parameter is called drawer_id
 
@@ -36,8 +37,6 @@ Clock = Callable[[], float]
 Progress = Callable[[int, int], None]
 
 DEFAULT_DIM = 384
-MAX_CONTENT = 5_000_000  # characters: one drawer is a memory, not a data dump
-CHUNK_SIZE = 900  # characters, about 200 MiniLM word pieces (it reads at most 256)
 
 
 class Palace:
@@ -46,7 +45,7 @@ class Palace:
     ``similar_threshold``: drawers whose cosine to a new drawer is at least this get a
     SIMILAR_TO edge (at most ``similar_limit`` per new drawer); None disables the links.
     ``chunk_size``: drawers longer than this many characters are embedded as overlapping
-    chunks (:func:`palazzo.chunking.chunks`, overlap ``chunk_size // 6``) and score by their
+    chunks (:func:`palazzo.core.chunking.chunks`, overlap ``chunk_size // 6``) and score by their
     best chunk; None embeds every drawer whole (a long one is then read from its start only).
     """
 
@@ -81,25 +80,18 @@ class Palace:
         if embedder is not None:
             self.drawers.set_fingerprint(embedder.fingerprint, embedder.name)
         self.edges = EdgeTable()
-        from palazzo.textindex import BM25Index
+        from palazzo.retrieval.bm25 import BM25Index
 
         self.text_index = BM25Index()
-        from palazzo.conversation import Conversations
-        from palazzo.diary import Diaries
-        from palazzo.kg import KnowledgeGraph
-        from palazzo.provenance import Provenance
+        from palazzo.memory.conversation import Conversations
+        from palazzo.memory.diary import Diaries
+        from palazzo.memory.kg import KnowledgeGraph
+        from palazzo.provenance.kernel import Provenance
 
         self.kg = KnowledgeGraph(self)
         self.conversations = Conversations(self)
         self.provenance = Provenance(self)
         self.diaries = Diaries(self)
-
-    # -- operations entry point -------------------------------------------------------------
-    def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run the named operation on this palace and return its JSON-able result."""
-        from palazzo.ops import REGISTRY
-
-        return REGISTRY.call(self, name, args)
 
     def replace_with(self, other: Palace) -> None:
         """Take over every piece of state of ``other`` (an import's atomic switch); its

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from palazzo.cli import main
+from palazzo.hosts.cli import main
 
 from .conftest import new_guarded_context
 from .test_ui import open_page, tab, wait_text

@@ -45,11 +45,11 @@ OK_OUTCOMES = {"passed", "xfailed"}
 
 # Whole files that cannot run in Pyodide, by path relative to tests/palazzo, with the reason.
 EXCLUDE = {
-    "test_ui.py": "builds the Panel app with Panel's server-side rendering; Panel is not "
+    "hosts/test_ui.py": "builds the Panel app with Panel's server-side rendering; Panel is not "
     "loaded here (tests/browser/test_page.py covers the app in the real worker)",
     **dict.fromkeys(
-        ("test_import_chats.py", "test_import_folder.py", "test_import_graphpalace.py",
-         "test_import_mempalace.py"),
+        ("importers/test_chats.py", "importers/test_folder.py",
+         "importers/test_graphpalace.py", "importers/test_mempalace.py"),
         "the importers read files and SQLite databases from the CPython host (the command "
         "line and MCP server); the browser imports palace JSON files"),
 }

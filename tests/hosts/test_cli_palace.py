@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from palazzo.cli import main
+from palazzo.hosts.cli import main
 
 pytestmark = pytest.mark.cpython_only
 
@@ -95,8 +95,8 @@ def test_a_bad_palace_file_is_refused_and_changes_nothing(palace, capsys, tmp_pa
 
 def test_import_and_reindex_count_the_vectors_written_and_name_drawers_without_one(
         palace, capsys, tmp_path):
+    from palazzo.formats.palacefile import export_palace
     from palazzo.palace import Palace
-    from palazzo.palacefile import export_palace
 
     bare = Palace(clock=lambda: 0.0)
     ids = {bare.add_drawer("chat", "t", text)[0] for text in ("no", "d")}
@@ -119,8 +119,8 @@ def test_import_and_reindex_count_the_vectors_written_and_name_drawers_without_o
 
 
 def test_vectors_are_saved_when_the_last_embedding_step_writes_none(palace, capsys, tmp_path):
+    from palazzo.formats.palacefile import export_palace
     from palazzo.palace import Palace
-    from palazzo.palacefile import export_palace
 
     # 64 drawers fill the first step exactly; the second step finds only drawers that
     # cannot get a vector, writes none, and the run must still be saved.

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from palazzo import journal
-from palazzo.cli import main
-from palazzo.journal import Record
-from palazzo.persistence import journal_name
+from palazzo.hosts.cli import main
+from palazzo.persist import journal
+from palazzo.persist.journal import Record
+from palazzo.persist.palacestore import journal_name
 
 pytestmark = pytest.mark.cpython_only
 

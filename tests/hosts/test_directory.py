@@ -1,8 +1,8 @@
 """A palace directory shared by processes: a reader takes the writer lock only for a write and
 gives it back, so it never becomes a lifelong writer that refuses every later CLI write.
 
-The processes are real: ``python -m palazzo.hosts.mcp`` spoken to in JSON-RPC lines over
-stdio, and ``python -m palazzo.cli`` commands, on one palace directory.
+The processes are real: ``python -m palazzo.hosts.mcp.server`` spoken to in JSON-RPC lines over
+stdio, and ``python -m palazzo.hosts.cli`` commands, on one palace directory.
 """
 
 import json
@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 import palazzo
+from palazzo import call
 from palazzo.embed.hashing import HashEmbedder
-from palazzo.hosts.directory import PalaceDirectory
+from palazzo.formats.palacefile import export_palace
 from palazzo.palace import Palace
-from palazzo.palacefile import export_palace
-from palazzo.persistence import PalaceStore, ReadOnly
-from palazzo.storage import DirectoryRoot, DirectorySpace
+from palazzo.persist.directory import PalaceDirectory
+from palazzo.persist.palacestore import PalaceStore, ReadOnly
+from palazzo.persist.storage import DirectoryRoot, DirectorySpace
 
 pytestmark = pytest.mark.cpython_only
 
@@ -33,11 +34,11 @@ def make(**kw):
 
 
 class Server:
-    """``python -m palazzo.hosts.mcp`` on a palace, spoken to one JSON-RPC line at a time."""
+    """``python -m palazzo.hosts.mcp.server`` on a palace, spoken to one JSON-RPC line at a time."""
 
     def __init__(self, palace: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "palazzo.hosts.mcp", "--palace", str(palace),
+            [sys.executable, "-m", "palazzo.hosts.mcp.server", "--palace", str(palace),
              "--embedder", "hash"], env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
         self.next_id = 0
@@ -65,7 +66,8 @@ class Server:
 
 
 def cli(palace: Path, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "palazzo.cli", *argv, "--palace", str(palace),
+    return subprocess.run([sys.executable, "-m", "palazzo.hosts.cli", *argv,
+                           "--palace", str(palace),
                            "--embedder", "hash"], env=ENV, capture_output=True, text=True,
                           timeout=120)
 
@@ -151,7 +153,7 @@ def test_a_reader_holds_the_lock_across_reindex_steps_and_saves_them_when_it_sto
         assert root.lock("atrium")  # ...so the lock is back, with the vector saved first
         root.unlock("atrium")
         store = PalaceStore(DirectorySpace(palace), make, read_only=True)
-        assert store.palace.call("palace_status")["embedded"] == 1
+        assert call(store.palace, "palace_status")["embedded"] == 1
     finally:
         reader.close()
 

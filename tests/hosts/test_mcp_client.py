@@ -1,4 +1,4 @@
-"""A real MCP client (the official ``mcp`` Python SDK) drives ``python -m palazzo.hosts.mcp``
+"""A real MCP client (the official ``mcp`` Python SDK) drives ``python -m palazzo.hosts.mcp.server``
 over stdio: tools, prompts, errors, a SIGKILL right after an acknowledged write, and a second
 server on the same palace directory."""
 
@@ -27,11 +27,12 @@ MODES = {"auto": "2026-07-28", "legacy": "2025-11-25"}  # auto: server/discover,
 
 
 def server(palace: Path) -> StdioServerParameters:
-    """``python -m palazzo.hosts.mcp`` on ``palace`` (hash embedder: fast, no model files)."""
+    """``python -m palazzo.hosts.mcp.server`` on ``palace`` (hash embedder: fast, no model
+    files)."""
     env = {"PYTHONPATH": str(ROOT / "py")}
     return StdioServerParameters(
         command=sys.executable, env=env, cwd=str(palace.parent),
-        args=["-m", "palazzo.hosts.mcp", "--palace", str(palace), "--embedder", "hash"])
+        args=["-m", "palazzo.hosts.mcp.server", "--palace", str(palace), "--embedder", "hash"])
 
 
 def connect(palace: Path, mode: str = "auto", log=None) -> Client:
@@ -290,7 +291,7 @@ def test_hostile_lines_do_not_end_the_server_process(tmp_path):
     process lives, and a request after them is answered."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "py")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "palazzo.hosts.mcp", "--palace", str(tmp_path / "atrium"),
+        [sys.executable, "-m", "palazzo.hosts.mcp.server", "--palace", str(tmp_path / "atrium"),
          "--embedder", "hash"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL, env=env)
     try:

@@ -1,8 +1,9 @@
 import pytest
 
+from palazzo import call
+from palazzo.core.model import EdgeKind, drawer_id
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import NotFound, ValidationError
-from palazzo.model import EdgeKind, drawer_id
 from palazzo.palace import Palace
 
 
@@ -68,7 +69,7 @@ def test_delete_removes_the_drawer_from_every_index():
     p.delete_drawer(gone)
     with pytest.raises(NotFound):
         p.drawer(gone)
-    hits = p.call("search", {"query": "plums", "limit": 10})["results"]
+    hits = call(p, "search", {"query": "plums", "limit": 10})["results"]
     assert [h["drawer_id"] for h in hits] == [keep] or all(h["drawer_id"] != gone for h in hits)
     assert all(gone not in (p.edges.src[i], p.edges.dst[i]) for i in p.edges.live())
 
@@ -80,9 +81,9 @@ def test_update_gives_new_text_its_id_and_reindexes_it():
     assert d.id == drawer_id("the dog barked", "w", "r") != did
     assert d.content == "the dog barked" and d.importance == 0.9
     assert p.drawer(did).id == d.id  # the old id is an alias
-    hits = p.call("search", {"query": "dog", "mode": "bm25"})["results"]
+    hits = call(p, "search", {"query": "dog", "mode": "bm25"})["results"]
     assert hits[0]["drawer_id"] == d.id
-    assert p.call("search", {"query": "cat", "mode": "bm25"})["results"] == []
+    assert call(p, "search", {"query": "cat", "mode": "bm25"})["results"] == []
 
 
 def test_the_clock_is_injected():
@@ -115,11 +116,11 @@ def test_a_long_drawer_is_found_by_a_sentence_near_its_end():
     query = {"query": "flight to Lisbon in October", "mode": "vector", "limit": 3}
     p, did = long_palace(chunk_size=900)
     assert len(LONG) > 2000 and len(p.drawers.chunks) >= 3
-    assert p.call("search", query)["results"][0]["drawer_id"] == did
+    assert call(p, "search", query)["results"][0]["drawer_id"] == did
     # Embedded whole, the closing sentence drowns in the rest and a short drawer wins.
     whole, did = long_palace(chunk_size=None)
     assert len(whole.drawers.chunks) == 0
-    assert whole.call("search", query)["results"][0]["drawer_id"] != did
+    assert call(whole, "search", query)["results"][0]["drawer_id"] != did
 
 
 def test_a_chunked_drawer_keeps_the_normalised_mean_of_its_chunks():
@@ -151,8 +152,8 @@ def test_reindex_fills_chunk_vectors_for_a_new_embedder():
     p, did = long_palace(chunk_size=900)
     p.set_embedder(HashEmbedder(dim=128))
     assert len(p.drawers.chunks) == 0 and not p.drawers.has_vector.any()
-    result = p.call("reindex")
+    result = call(p, "reindex")
     assert result["embedded"] == 3 and p.drawers.chunks.vectors.shape[1] == 128
     assert len(p.drawers.chunks.of_row[p.row(did)]) >= 3
-    top = p.call("search", {"query": "flight to Lisbon in October", "mode": "vector"})
+    top = call(p, "search", {"query": "flight to Lisbon in October", "mode": "vector"})
     assert top["results"][0]["drawer_id"] == did

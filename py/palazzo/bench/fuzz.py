@@ -11,7 +11,7 @@ Families (each a generator of inputs from ``(seed, index)``, the same on every m
 - ``palace-text``: the same file as JSON text, damaged as text: truncated, numbers spelled
   ``NaN``/``Infinity``/``1e400``/400 digits, invalid UTF-8 bytes, lone surrogate escapes,
   nesting past the limit, a byte order mark, flipped bytes. Given as ``import``'s ``text``
-  (bytes go through :func:`palazzo.palacefile.parse`, as the browser's file reader does).
+  (bytes go through :func:`palazzo.formats.palacefile.parse`, as the browser's file reader does).
 - ``chats``: plain JSON, JSONL, ChatGPT, Claude and zipped ChatGPT exports with the same
   document mutations plus repeated message ids, parent cycles, huge timestamps and damaged
   zips (bad CRC, the encryption flag, an unknown compression method, truncation); run as the
@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from palazzo.errors import PalazzoError
+from palazzo.ops import bind, call
 
 OUTCOMES = ("error", "accepted", "traceback", "hang")
 FAMILIES = ("palace-document", "palace-text", "chats", "graphpalace", "folder")
@@ -116,15 +117,15 @@ def base_palace() -> Any:
     p.add_drawer("projects", "files", "the same block", key="notes.md#0")
     p.add_drawer("projects", "files", "the same block", key="notes.md#1")
     p.add_drawer("projects", "search", "the launch is on friday")
-    p.call("bulk_replace", {"find": "friday", "replace": "monday"})
-    p.call("kg_add", {"subject": "Ada", "predicate": "works_on", "object": "recall"})
-    p.call("kg_add", {"subject": "Ada", "predicate": "knows", "object": "Grace"})
-    p.call("diary_write", {"agent": "scout", "text": "found the BM25 notes", "topic": "search"})
-    root = p.call("add_turn", {"conversation": "chat", "role": "user", "content": "hello"})
+    call(p, "bulk_replace", {"find": "friday", "replace": "monday"})
+    call(p, "kg_add", {"subject": "Ada", "predicate": "works_on", "object": "recall"})
+    call(p, "kg_add", {"subject": "Ada", "predicate": "knows", "object": "Grace"})
+    call(p, "diary_write", {"agent": "scout", "text": "found the BM25 notes", "topic": "search"})
+    root = call(p, "add_turn", {"conversation": "chat", "role": "user", "content": "hello"})
     tid = root["turn"]["id"]
-    p.call("add_turn", {"conversation": "chat", "role": "assistant", "content": "hi there",
+    call(p, "add_turn", {"conversation": "chat", "role": "assistant", "content": "hi there",
                         "parents": [tid]})
-    p.call("add_turn", {"conversation": "chat", "role": "assistant", "content": "hello!",
+    call(p, "add_turn", {"conversation": "chat", "role": "assistant", "content": "hello!",
                         "parents": [tid]})
     p.edges.columns["success"][0] = 0.25  # pheromone on an edge, as use leaves it
     p.drawers.columns["exploitation"][0] = 0.5
@@ -146,7 +147,7 @@ _BASE: dict[str, Any] = {}
 
 def base_document() -> dict[str, Any]:
     """Return (a copy of) the exported :func:`base_palace`, made once a process."""
-    from palazzo.palacefile import export_palace
+    from palazzo.formats.palacefile import export_palace
 
     if "doc" not in _BASE:
         _BASE["doc"] = export_palace(base_palace(), exported_at=1.0)
@@ -734,17 +735,17 @@ def _line(err: BaseException) -> str:
 
 
 def _run_palace(case: Case, result: Result) -> None:
-    from palazzo.palacefile import export_palace, parse
+    from palazzo.formats.palacefile import export_palace, parse
 
     target = fresh_palace()
     before = export_palace(target, exported_at=0.0)
     try:
         if isinstance(case.payload, bytes):
-            target.call("import", {"document": parse(case.payload), "reindex": False})
+            call(target, "import", {"document": parse(case.payload), "reindex": False})
         elif isinstance(case.payload, str):
-            target.call("import", {"text": case.payload, "reindex": False})
+            call(target, "import", {"text": case.payload, "reindex": False})
         else:
-            target.call("import", {"document": case.payload, "reindex": False})
+            call(target, "import", {"document": case.payload, "reindex": False})
     except BaseException:
         result.changed = export_palace(target, exported_at=0.0) != before
         raise
@@ -755,8 +756,8 @@ def palace_problems(palace: Any) -> list[str]:
     """Return the invariants ``palace`` (just imported) breaks: its export must import into
     a fresh palace and export the same, every drawer id must be the id of its content, and
     reading it must raise nothing but PalazzoErrors. Cost: one export and import, a search."""
-    from palazzo.model import drawer_id
-    from palazzo.palacefile import export_palace
+    from palazzo.core.model import drawer_id
+    from palazzo.formats.palacefile import export_palace
 
     problems = []
     s = palace.drawers
@@ -772,7 +773,7 @@ def palace_problems(palace: Any) -> list[str]:
     reads += [("diary_read", {"agent": a.name}) for a in palace.agents.values()]
     for name, args in reads:
         try:
-            json.dumps(palace.call(name, args), allow_nan=False)
+            json.dumps(call(palace, name, args), allow_nan=False)
         except PalazzoError:
             pass
         except Exception as err:  # noqa: BLE001 - an accepted file must be readable
@@ -780,7 +781,7 @@ def palace_problems(palace: Any) -> list[str]:
     try:
         doc = export_palace(palace, exported_at=1.0)
         again = fresh_palace()
-        again.call("import", {"document": copy.deepcopy(doc), "reindex": False})
+        call(again, "import", {"document": copy.deepcopy(doc), "reindex": False})
         if export_palace(again, exported_at=1.0) != doc:
             problems.append("export, import, export is not the same document")
     except Exception as err:  # noqa: BLE001 - PalazzoErrors too: it must round-trip
@@ -802,8 +803,8 @@ def _run_graphpalace(case: Case, result: Result) -> None:
 
 def _run_file(plan_file: Callable[[Path], Any], case: Case, result: Result) -> None:
     """Write the input file, plan its import as the CLI does and apply the plan."""
+    from palazzo.formats.palacefile import export_palace
     from palazzo.importers import apply
-    from palazzo.palacefile import export_palace
 
     with tempfile.TemporaryDirectory(prefix="palazzo-fuzz-") as tmp:
         path = Path(tmp) / case.payload["name"]
@@ -815,13 +816,13 @@ def _run_file(plan_file: Callable[[Path], Any], case: Case, result: Result) -> N
         except BaseException:
             result.changed = export_palace(target, exported_at=0.0) != before
             raise
-        apply(plan, target.call)
+        apply(plan, bind(target))
 
 
 def _run_folder(case: Case, result: Result) -> None:
+    from palazzo.formats.palacefile import export_palace
     from palazzo.importers import apply
     from palazzo.importers.folder import plan_index
-    from palazzo.palacefile import export_palace
 
     spec = case.payload
     tmp = tempfile.mkdtemp(prefix="palazzo-fuzz-", dir=_MEMORY_DIR if os.access(
@@ -847,7 +848,7 @@ def _run_folder(case: Case, result: Result) -> None:
             except BaseException:
                 result.changed = export_palace(target, exported_at=0.0) != before
                 raise
-            apply(plan, target.call)
+            apply(plan, bind(target))
     finally:
         _remove_tree(os.fsencode(tmp))
 

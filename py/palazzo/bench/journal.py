@@ -23,8 +23,8 @@ import numpy as np
 from palazzo.bench.throughput import LookupEmbedder, _corpus, _unit
 from palazzo.errors import NotFound
 from palazzo.palace import Palace
-from palazzo.persistence import PalaceStore, journal_name
-from palazzo.storage import DirectorySpace
+from palazzo.persist.palacestore import PalaceStore, journal_name
+from palazzo.persist.storage import DirectorySpace
 
 
 class CountingLookup(LookupEmbedder):

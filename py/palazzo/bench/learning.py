@@ -29,6 +29,7 @@ from typing import Any
 from palazzo.bench.longmemeval import load, session_text
 from palazzo.bench.metrics import summarise
 from palazzo.embed import Embedder
+from palazzo.ops import call
 from palazzo.palace import Palace
 
 SHOWN = 10
@@ -67,7 +68,7 @@ def split(questions: list[dict[str, Any]], seed: int, workload_share: float = 0.
 def _ask(palace: Palace, q: dict[str, Any], weight: float, sessions_of: dict[str, list[str]]
          ) -> tuple[list[str], list[str]]:
     """Return (ranked session ids, ranked drawer ids) of the first SHOWN results for ``q``."""
-    hits = palace.call("search", {"query": q["question"], "limit": SHOWN,
+    hits = call(palace, "search", {"query": q["question"], "limit": SHOWN,
                                   "pheromone": weight})["results"]
     drawers = [h["drawer_id"] for h in hits]
     return [sid for d in drawers for sid in sessions_of[d]], drawers
@@ -105,9 +106,9 @@ def simulate(palace: Palace, sessions_of: dict[str, list[str]],
         for (_, drawers), gold in asked:
             useful = [d for d in drawers if gold & set(sessions_of[d])]
             if useful:
-                palace.call("pheromone_deposit", {"drawer_ids": useful, "reward": 1.0})
+                call(palace, "pheromone_deposit", {"drawer_ids": useful, "reward": 1.0})
                 deposits += 1
-        palace.call("decay_now", {"cycles": 1})
+        call(palace, "decay_now", {"cycles": 1})
     curve.append(_score(palace, workload, weight, sessions_of))
     return {"weight": weight, "workload": curve,
             "held_apart": {"before": held_before,

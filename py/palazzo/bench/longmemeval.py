@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from palazzo.bench.metrics import summarise
+from palazzo.core.model import CHUNK_SIZE
 from palazzo.embed import Embedder
 from palazzo.errors import PalazzoError
-from palazzo.palace import CHUNK_SIZE, Palace
-from palazzo.search import search
+from palazzo.palace import Palace
+from palazzo.retrieval.search import search
 
 RANKED = 10
 

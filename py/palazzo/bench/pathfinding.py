@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.model import EdgeKind, room_id
+from palazzo.core.model import EdgeKind, room_id
 from palazzo.palace import Palace
-from palazzo.pathfinding import NodeVectors, navigate, node_vectors
+from palazzo.stigmergy.pathfinding import NodeVectors, navigate, node_vectors
 
 SCALES = ((2, 4, 50), (4, 6, 100), (6, 8, 200), (8, 10, 300))  # wings, rooms, trials
 LARGE = (100, 20, 10, 50)  # wings, rooms, drawers a room, trials

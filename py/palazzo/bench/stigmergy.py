@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from palazzo import stigmergy
-from palazzo.model import EdgeKind
+from palazzo.core.model import EdgeKind
 from palazzo.palace import Palace
+from palazzo.stigmergy import pheromone
 
 REPEATS = 15
 
@@ -30,14 +30,14 @@ def build(n: int, seed: int = 0) -> Palace:
     s = p.drawers
     for i in range(n):
         s.add(f"d{i}", "", "bench", "room", None, "", "", {})
-    for kind in stigmergy.NODE_KINDS:
+    for kind in pheromone.NODE_KINDS:
         s.columns[kind][:n] = rng.random(n)
     targets = rng.integers(0, n, size=(n, 2))
     for i in range(n):
         for j in targets[i]:
             p.edges.add(EdgeKind.SIMILAR_TO, f"d{i}", f"d{int(j)}")
     m = len(p.edges.kind)
-    for kind in stigmergy.EDGE_KINDS:
+    for kind in pheromone.EDGE_KINDS:
         p.edges.columns[kind][:m] = rng.random(m) * 1.5
     return p
 
@@ -61,8 +61,8 @@ def run(sizes: Sequence[int] = (100, 5000, 100000), repeats: int = REPEATS) -> d
         out.append({
             "drawers": n,
             "edges": len(p.edges),
-            "decay_us": round(_median_us(lambda p=p: stigmergy.decay(p, 1), repeats), 1),
-            "recompute_us": round(_median_us(lambda p=p: stigmergy.recompute_costs(p),
+            "decay_us": round(_median_us(lambda p=p: pheromone.decay(p, 1), repeats), 1),
+            "recompute_us": round(_median_us(lambda p=p: pheromone.recompute_costs(p),
                                              repeats), 1),
         })
     return {"repeats": repeats, "sizes": out}

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.agents import ARCHETYPES
 from palazzo.bench.pathfinding import synthetic_palace
-from palazzo.swarm import SwarmConfig, run_swarm
+from palazzo.stigmergy.agents import ARCHETYPES
+from palazzo.stigmergy.swarm import SwarmConfig, run_swarm
 
 
 def run(agents: int = 5, cycles: int = 500, wings: int = 8, rooms: int = 10, seed: int = 0,

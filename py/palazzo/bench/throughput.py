@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from palazzo.formats.palacefile import export_palace, parse, read_palace
 from palazzo.palace import Palace
-from palazzo.palacefile import export_palace, parse, read_palace
-from palazzo.search import search
+from palazzo.retrieval.search import search
 
 WORDS = 5_000
 WORDS_PER_DRAWER = 60

@@ -3,7 +3,7 @@
 Needs no fitting and no weights, so it works from the first moment in any host. Quality is
 lexical (it matches shared words and word pieces, not meanings), well below MiniLM.
 
-Features of a text: its retrieval terms (:func:`palazzo.textindex.tokenize`, English
+Features of a text: its retrieval terms (:func:`palazzo.retrieval.bm25.tokenize`, English
 stopwords dropped), each with weight ``1 + ln(count)``, and the character trigrams of each
 term padded with ``<`` and ``>`` (``cat`` -> ``<ca``, ``cat``, ``at>``), each with weight
 ``TRIGRAM_WEIGHT · (1 + ln(count))``. A feature goes to bucket ``h mod dim`` with sign
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from palazzo.textindex import ENGLISH_STOPWORDS, tokenize
+from palazzo.retrieval.bm25 import ENGLISH_STOPWORDS, tokenize
 
 TRIGRAM_WEIGHT = 0.5
 # Bounds the per-instance memo of feature -> (bucket, sign); it is cleared when full.

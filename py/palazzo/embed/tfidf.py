@@ -1,7 +1,7 @@
 """The TF-IDF embedder: fitted term weights, projected to a fixed dimension at random.
 
 A text's vector is ``Σ_t (1 + ln tf_t) · idf_t · R_t``, L2-normalised, over its retrieval
-terms (:func:`palazzo.textindex.tokenize`), where ``idf_t = ln((1 + N)/(1 + df_t)) + 1``
+terms (:func:`palazzo.retrieval.bm25.tokenize`), where ``idf_t = ln((1 + N)/(1 + df_t)) + 1``
 (smooth idf; before any fit ``N = 0`` and every ``df`` is 0, so every idf is 1) and ``R_t`` is
 the term's row of a sparse Achlioptas random projection: each of its ``dim`` entries is
 ``+√3`` or ``−√3`` with probability 1/6 each and 0 otherwise. ``R_t`` is derived from
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.textindex import ENGLISH_STOPWORDS, tokenize
+from palazzo.retrieval.bm25 import ENGLISH_STOPWORDS, tokenize
 
 STATE_VERSION = 1
 _SQRT3 = float(np.sqrt(3.0))

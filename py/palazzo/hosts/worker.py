@@ -11,8 +11,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from palazzo.bridge import Bridge
-from palazzo.demo import DEMO_NAME
+from palazzo.hosts.bridge import Bridge
+from palazzo.hosts.demo import DEMO_NAME
 
 FIRST_PALACE = DEMO_NAME  # the worker opens it on a first launch
 
@@ -39,9 +39,9 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
     ``writable`` says whether the worker got the writer lock of ``name`` (of the first palace
     when there is none yet); without it the palace opens read-only and says so.
     """
-    from palazzo.library import Library
     from palazzo.palace import Palace
-    from palazzo.storage import QueuedRoot
+    from palazzo.persist.library import Library
+    from palazzo.persist.storage import QueuedRoot
 
     first = name if name is not None else FIRST_PALACE
     root = QueuedRoot(kind, list(_py(names)), held=[first] if writable else [])
@@ -52,7 +52,7 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
         root.load(name, _py(files) or {})
         library.open_palace(name)
     elif not root.palaces():
-        from palazzo import demo
+        from palazzo.hosts import demo
 
         library.new_palace(FIRST_PALACE)
         demo.build(bridge.call)
@@ -71,7 +71,7 @@ def install_hooks(bridge: Bridge) -> None:
     from pyodide.ffi import JsException
 
     from palazzo.errors import PalazzoError
-    from palazzo.storage import StorageError
+    from palazzo.persist.storage import StorageError
 
     bridge.on_change = lambda: js.palazzoScheduleFlush()
 

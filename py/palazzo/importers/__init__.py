@@ -5,7 +5,7 @@ calls (``add_drawer``, ``kg_add``, ``diary_write``, ``import_conversation``, …
 bring the source into a palace, plus a summary (counts, and every item left out with the
 reason). Nothing is written while planning. :func:`apply` then runs the calls in order
 through any ``call(name, args)`` — :meth:`palazzo.palace.Palace.call`, or
-:meth:`palazzo.persistence.PalaceStore.call` so that every write is journaled.
+:meth:`palazzo.persist.palacestore.PalaceStore.call` so that every write is journaled.
 
 Why plans: a malformed source must change nothing (DESIGN §3: "an import is validated
 completely before anything is applied"), so every call is checked against its operation's
@@ -41,8 +41,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from palazzo.core.model import clean_name, drawer_id
 from palazzo.errors import ImportRejected, PalazzoError
-from palazzo.model import clean_name, drawer_id
 
 if TYPE_CHECKING:
     import sqlite3
@@ -179,8 +179,8 @@ def check_call(c: Call) -> None:
     Checks the operation's JSON Schema and the engine's rules that the schema cannot say
     (usable names, non-empty text, ISO dates, validity windows, messages). Returns None.
     """
+    from palazzo.core.schema import validate
     from palazzo.ops import REGISTRY
-    from palazzo.schema import validate
 
     try:
         op = REGISTRY.get(c.name)
@@ -195,7 +195,7 @@ def check_call(c: Call) -> None:
 
 
 def _check_drawer(args: dict[str, Any]) -> None:
-    from palazzo.palace import MAX_CONTENT
+    from palazzo.core.model import MAX_CONTENT
 
     clean_name(args["wing"], "wing")
     clean_name(args["room"], "room")
@@ -212,7 +212,7 @@ def _check_text(text: str, what: str, limit: int) -> None:
 
 
 def _check_fact(args: dict[str, Any]) -> None:
-    from palazzo.kg import normalise_entity, normalise_predicate, parse_when
+    from palazzo.memory.kg import normalise_entity, normalise_predicate, parse_when
 
     keys = [normalise_entity(clean_name(args[k], k)) for k in ("subject", "object")]
     if not all(keys):
@@ -240,7 +240,7 @@ def _check_diary(args: dict[str, Any]) -> None:
 
 
 def _check_conversation(args: dict[str, Any]) -> None:
-    from palazzo.conversation import (
+    from palazzo.memory.conversation import (
         DEFAULT_PHASE,
         DEFAULT_SALIENCE,
         MAX_MESSAGES,
@@ -419,7 +419,7 @@ def iso_when(value: Any, where: str) -> str | None:
     and SQLite's ``YYYY-MM-DD HH:MM:SS``; fractions beyond microseconds (chrono writes
     nanoseconds) are cut. Raises ImportRejected naming ``where`` for anything else.
     """
-    from palazzo.kg import parse_when
+    from palazzo.memory.kg import parse_when
 
     if value is None or (isinstance(value, str) and not value.strip()):
         return None

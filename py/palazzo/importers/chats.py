@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from palazzo import jsontext
+from palazzo.core import jsontext
 from palazzo.errors import ImportRejected
 from palazzo.importers import (
     Plan,
@@ -571,7 +571,7 @@ def _all_objects(lines: list[str]) -> bool:
 def _messages(conv: _Conversation, builder: PlanBuilder) -> list[dict[str, Any]]:
     """Return the kept messages of ``conv`` with ``parents`` where the default (the previous
     message) would be wrong; record every left-out message in the builder."""
-    from palazzo.conversation import normalise_text
+    from palazzo.memory.conversation import normalise_text
 
     index: dict[str, int] = {}  # source key -> position among kept messages
     nearest: dict[str, str | None] = {}  # source key -> key of the nearest kept ancestor
@@ -610,7 +610,7 @@ def plan_chats(path: str | os.PathLike[str], name: str | None = None,
     raises ImportRejected naming the file and the conversation or message. Cost: one pass
     over the export; memory proportional to its text.
     """
-    from palazzo.conversation import WING
+    from palazzo.memory.conversation import WING
 
     source = Path(path)
     left_out: list[tuple[str, str]] = []

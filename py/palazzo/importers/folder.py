@@ -13,7 +13,7 @@ Layout (documented rule):
   as often as they occur.
 - **large files** (more than ``chunk_size`` characters) are cut into consecutive,
   non-overlapping pieces at paragraph, sentence or word boundaries
-  (:func:`palazzo.chunking.spans` with no overlap); a piece that is only whitespace joins
+  (:func:`palazzo.core.chunking.spans` with no overlap); a piece that is only whitespace joins
   the piece before it. Each piece is a drawer in the file's room, in the closet named after
   the file (``notes.md``), with ``source_file`` ``<path>#chunk-<k>`` (k counts from 1 in file
   order). The text itself is never prefixed, so drawers stay verbatim.
@@ -50,10 +50,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from palazzo.chunking import spans
+from palazzo.core.chunking import spans
+from palazzo.core.model import clean_name
 from palazzo.errors import ImportRejected, ValidationError
 from palazzo.importers import Plan, PlanBuilder, planned_drawer_id, usable_name
-from palazzo.model import clean_name
 
 SOURCE = "index"
 CHUNK_MARK = "#chunk-"
@@ -499,7 +499,7 @@ def chunk_key(rel: str, position: int) -> str:
     0 for a whole file), passed to ``add_drawer`` so that the same text at two places of a
     file, or in two files of one room, is two drawers. A path too long for a key is
     replaced by its sha256."""
-    from palazzo.model import MAX_KEY
+    from palazzo.core.model import MAX_KEY
 
     key = f"{rel}#{position}"
     if len(key) <= MAX_KEY:
@@ -597,7 +597,7 @@ def plan_index(
     ``include``/``exclude`` are gitignore-style globs matched against paths relative to
     ``path`` (``*.md`` at any depth, ``docs/**`` under ``docs``; a trailing ``/`` matches
     folders); ``exclude`` wins. ``palace`` (a :class:`~palazzo.palace.Palace` or a
-    :class:`~palazzo.persistence.PalaceStore`) lets unchanged files be skipped and stale
+    :class:`~palazzo.persist.palacestore.PalaceStore`) lets unchanged files be skipped and stale
     drawers of changed files be deleted; ``sync`` (which needs ``palace``) also deletes
     drawers of files that no longer exist. The plan adds first and deletes last, so an
     interrupted apply never loses text.
@@ -610,7 +610,7 @@ def plan_index(
     Cost: one read of every candidate file; O(text of the wing's indexed drawers) for the
     comparison.
     """
-    from palazzo.palace import MAX_CONTENT
+    from palazzo.core.model import MAX_CONTENT
 
     root = Path(path)
     if not root.is_dir():

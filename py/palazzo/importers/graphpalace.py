@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from palazzo import jsontext
+from palazzo.core import jsontext
 from palazzo.errors import ImportRejected
 from palazzo.importers import (
     Plan,
@@ -202,7 +202,7 @@ def plan_graphpalace(path: str | os.PathLike[str]) -> Plan:
         builder.add("kg_add", args, rat)
 
     diary_lines = 0
-    from palazzo.agents import ARCHETYPES
+    from palazzo.stigmergy.agents import ARCHETYPES
 
     for aid, a in _order(agents):
         aat = f"{at}.agents[{aid!r}]"
@@ -239,7 +239,7 @@ def _fact(rel: dict[str, Any], where: str, subject: str | None, predicate: str,
           oid: str) -> dict[str, Any] | None:
     """Return the ``kg_add`` arguments of one relationship, or None if palazzo cannot hold
     it (no usable names, or subject and object are one entity)."""
-    from palazzo.kg import normalise_entity, normalise_predicate
+    from palazzo.memory.kg import normalise_entity, normalise_predicate
 
     if subject is None or obj is None or not normalise_predicate(predicate) \
             or normalise_entity(subject) == normalise_entity(obj):

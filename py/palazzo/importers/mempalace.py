@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from palazzo import jsontext
+from palazzo.core import jsontext
 from palazzo.errors import ImportRejected
 from palazzo.importers import (
     Plan,
@@ -391,7 +391,7 @@ def _plan_kg(path: Path, state: _State, end_column: str, names_are_ids: bool) ->
 
 def _triple(path: Path, state: _State, t: Any, end_column: str, optional: list[str],
             names: dict[str, str], types: dict[str, str], whole_day_end: bool) -> None:
-    from palazzo.kg import normalise_entity, normalise_predicate
+    from palazzo.memory.kg import normalise_entity, normalise_predicate
 
     where = f"{path} triple {t['id']!r}"
     for k in ("subject", "predicate", "object"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import panel as pn
 
-from palazzo.bridge import Bridge
+from palazzo.hosts.bridge import Bridge
 from palazzo.hosts.ui.agents import AgentsView
 from palazzo.hosts.ui.common import CSS, Context
 from palazzo.hosts.ui.drawers import AddView, SearchView

@@ -1,0 +1,357 @@
+"""Struct-of-arrays storage: drawers and edges as NumPy columns, rows reused after deletion.
+
+Search, decay and scoring work on whole columns (one matmul over the embedding matrix, one
+multiply per pheromone array), never on Python objects one drawer at a time. Rows grow
+amortised (capacity doubles); a deleted row is marked dead, zeroed and put on a free list, so
+it can never surface in a search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from palazzo.core.model import BASE_COST, EdgeKind
+
+# Columns of a drawer row other than the embedding matrix.
+DRAWER_FLOATS = ("importance", "created_at", "accessed_at", "exploitation", "exploration")
+EDGE_FLOATS = ("base_cost", "current_cost", "success", "traversal", "recency")
+
+
+def _grow(array: np.ndarray, capacity: int) -> np.ndarray:
+    out = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+    out[: len(array)] = array
+    return out
+
+
+class ChunkTable:
+    """Vectors of the chunks of long drawers (those cut into several windows).
+
+    Struct-of-arrays: ``vectors`` (m, dim) float32, ``drawer_row`` (m) the drawer row a chunk
+    belongs to, ``alive`` (m); ``of_row`` maps a drawer row to its chunk indices in text
+    order. Freed chunk slots are zeroed, marked dead and reused; capacity doubles.
+    """
+
+    def __init__(self, dim: int, capacity: int = 16) -> None:
+        self.dim = dim
+        self.size = 0  # slots ever used (alive or free)
+        self.free: list[int] = []
+        self.of_row: dict[int, list[int]] = {}
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        # np.intp, not int64: wasm32 NumPy refuses int64 indices in ufunc.at and bincount.
+        self.drawer_row = np.zeros(capacity, dtype=np.intp)
+        self.alive = np.zeros(capacity, dtype=bool)
+
+    def __len__(self) -> int:
+        return self.size - len(self.free)
+
+    def _slots(self, count: int) -> list[int]:
+        taken = [self.free.pop() for _ in range(min(count, len(self.free)))]
+        fresh = count - len(taken)
+        if self.size + fresh > len(self.alive):
+            capacity = max(self.size + fresh, 2 * len(self.alive))
+            self.vectors = _grow(self.vectors, capacity)
+            self.drawer_row = _grow(self.drawer_row, capacity)
+            self.alive = _grow(self.alive, capacity)
+        taken += range(self.size, self.size + fresh)
+        self.size += fresh
+        return taken
+
+    def put(self, row: int, vectors: np.ndarray) -> None:
+        """Give drawer ``row`` the chunk ``vectors`` (replacing any it had). O(chunks)."""
+        self.drop(row)
+        slots = self._slots(len(vectors))
+        index = np.asarray(slots, dtype=np.intp)
+        self.vectors[index] = vectors
+        self.drawer_row[index] = row
+        self.alive[index] = True
+        self.of_row[row] = slots
+
+    def drop(self, row: int) -> None:
+        """Free the chunks of drawer ``row`` (nothing when it has none). O(chunks)."""
+        slots = self.of_row.pop(row, None)
+        if not slots:
+            return
+        index = np.asarray(slots, dtype=np.intp)
+        self.vectors[index] = 0.0
+        self.alive[index] = False
+        self.free.extend(reversed(slots))
+
+    def best(self, q: np.ndarray, size: int) -> np.ndarray:
+        """Return, per drawer row in [0, size), the best cosine of its chunks to ``q``
+        (-inf for rows without chunks). Cost: one matvec over the chunk matrix plus one
+        unbuffered ``np.maximum.at`` over the live chunks."""
+        best = np.full(size, -np.inf, dtype=np.float32)
+        m = self.size
+        live = np.flatnonzero(self.alive[:m])
+        sims = self.vectors[:m] @ q
+        np.maximum.at(best, self.drawer_row[live], sims[live].astype(np.float32))
+        return best
+
+
+class DrawerStore:
+    """Drawer rows: texts in lists, numbers in NumPy arrays, vectors in one float32 matrix.
+
+    ``vectors`` rows are L2-normalised; ``has_vector`` says which rows hold a vector made by
+    the embedder whose fingerprint is ``fingerprint`` (vectors of another embedder are never
+    kept side by side: see :meth:`set_fingerprint`). A drawer cut into several chunks keeps
+    its chunk vectors in ``chunks`` and, in ``vectors``, their normalised mean.
+    """
+
+    def __init__(self, dim: int, capacity: int = 64) -> None:
+        self.dim = dim
+        self.fingerprint: str | None = None
+        self.embedder_name: str | None = None
+        self.size = 0  # rows ever used (alive or free)
+        self.free: list[int] = []
+        self.row_of: dict[str, int] = {}
+        self.ids: list[str | None] = []
+        self.content: list[str] = []
+        self.wing: list[str] = []
+        self.room: list[str] = []
+        self.closet: list[str | None] = []
+        self.source: list[str] = []
+        self.source_file: list[str] = []
+        self.key: list[str] = []  # identity keys ("" for most drawers): see model.drawer_id
+        # Ids a drawer had before its text was edited -> its id now (references made with the
+        # old id, such as a conversation turn's drawer, still find it).
+        self.aliases: dict[str, str] = {}
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.has_vector = np.zeros(capacity, dtype=bool)
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self.chunks = ChunkTable(dim)
+        self.columns: dict[str, np.ndarray] = {
+            name: np.zeros(capacity, dtype=np.float64) for name in DRAWER_FLOATS
+        }
+
+    def __len__(self) -> int:
+        return len(self.row_of)
+
+    @property
+    def capacity(self) -> int:
+        return len(self.alive)
+
+    def _ensure(self, rows: int) -> None:
+        if rows <= self.capacity:
+            return
+        capacity = max(rows, 2 * self.capacity)
+        self.alive = _grow(self.alive, capacity)
+        self.has_vector = _grow(self.has_vector, capacity)
+        self.vectors = _grow(self.vectors, capacity)
+        self.columns = {k: _grow(v, capacity) for k, v in self.columns.items()}
+
+    def add(self, drawer_id: str, content: str, wing: str, room: str, closet: str | None,
+            source: str, source_file: str, numbers: dict[str, float], key: str = "") -> int:
+        """Store a new drawer and return its row (a freed row is reused first). O(1) amortised."""
+        if self.free:
+            row = self.free.pop()
+        else:
+            row = self.size
+            self.size += 1
+            self._ensure(self.size)
+            for column in (self.ids, self.content, self.wing, self.room, self.closet,
+                           self.source, self.source_file, self.key):
+                column.append(None)  # type: ignore[arg-type]
+        self.row_of[drawer_id] = row
+        self.aliases.pop(drawer_id, None)  # an edited drawer's old text is back as its own
+        self.ids[row] = drawer_id
+        self.content[row] = content
+        self.wing[row] = wing
+        self.room[row] = room
+        self.closet[row] = closet
+        self.source[row] = source
+        self.source_file[row] = source_file
+        self.key[row] = key
+        self.alive[row] = True
+        self.has_vector[row] = False
+        self.vectors[row] = 0.0
+        for name in DRAWER_FLOATS:
+            self.columns[name][row] = numbers.get(name, 0.0)
+        return row
+
+    def lookup(self, drawer_id: str) -> int | None:
+        """Return the row of ``drawer_id`` (a current id or an alias of one), or None. O(1)."""
+        row = self.row_of.get(drawer_id)
+        if row is None and drawer_id in self.aliases:
+            row = self.row_of.get(self.aliases[drawer_id])
+        return row
+
+    def rename(self, row: int, new_id: str) -> str:
+        """Give the drawer at ``row`` the id ``new_id`` (which must be free); its old id
+        becomes an alias of the new one, and aliases of the old id follow. Returns the old
+        id. O(aliases of the old id)."""
+        old = self.ids[row]
+        assert old is not None and new_id not in self.row_of
+        del self.row_of[old]
+        self.row_of[new_id] = row
+        self.ids[row] = new_id
+        self.aliases.pop(new_id, None)  # edited back to an earlier text: that id is real again
+        for alias, target in list(self.aliases.items()):
+            if target == old:
+                self.aliases[alias] = new_id
+        self.aliases[old] = new_id
+        return old
+
+    def remove(self, drawer_id: str) -> int:
+        """Delete a drawer and return the row it had; the row is zeroed and freed; aliases
+        of it go too. O(1) plus O(aliases) when it had any."""
+        row = self.row_of.pop(drawer_id)
+        if drawer_id in self.aliases.values():
+            self.aliases = {a: t for a, t in self.aliases.items() if t != drawer_id}
+        self.ids[row] = None
+        self.content[row] = ""
+        self.key[row] = ""
+        self.alive[row] = False
+        self.has_vector[row] = False
+        self.vectors[row] = 0.0
+        self.chunks.drop(row)
+        for name in DRAWER_FLOATS:
+            self.columns[name][row] = 0.0
+        self.free.append(row)
+        return row
+
+    def set_vector(self, row: int, vector: np.ndarray) -> None:
+        """Store a normalised vector for ``row`` (made by the embedder of ``fingerprint``);
+        chunk vectors it had are freed. O(dim)."""
+        self.chunks.drop(row)
+        self.vectors[row] = vector
+        self.has_vector[row] = bool(np.any(vector))
+
+    def set_chunks(self, row: int, vectors: np.ndarray, mean: np.ndarray | None = None) -> None:
+        """Store the chunk vectors of ``row``; its row vector becomes their normalised mean
+        (or ``mean`` as given, when restoring a file exactly). Zero chunk vectors (chunks
+        without features) are left out; with fewer than two left, the drawer has one vector
+        and no chunk rows. O(chunks · dim)."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        vectors = vectors[np.any(vectors != 0.0, axis=1)]
+        if mean is None:
+            total = vectors.sum(axis=0, dtype=np.float32)
+            norm = float(np.linalg.norm(total))
+            mean = total / norm if norm > 0 else np.zeros(self.dim, np.float32)
+        if len(vectors) < 2:
+            self.set_vector(row, vectors[0] if len(vectors) else mean)
+            return
+        self.set_vector(row, mean)
+        self.chunks.put(row, vectors)
+
+    def set_fingerprint(self, fingerprint: str, name: str | None = None) -> None:
+        """Switch the index to another embedder: vectors of the previous one are dropped.
+
+        Returns None. A palace never scores one embedder's query against another's vectors;
+        ``reindex`` then fills the rows again. ``name`` is the embedder's name (for exports).
+        """
+        if name is not None:
+            self.embedder_name = name
+        if fingerprint != self.fingerprint:
+            self.fingerprint = fingerprint
+            self.has_vector[:] = False
+            self.vectors[:] = 0.0
+            self.chunks = ChunkTable(self.dim)
+
+    def resize_vectors(self, dim: int) -> None:
+        """Give the matrix ``dim`` columns; every vector is dropped (another embedder)."""
+        self.dim = dim
+        self.vectors = np.zeros((self.capacity, dim), dtype=np.float32)
+        self.has_vector[:] = False
+        self.chunks = ChunkTable(dim)
+
+    def live_rows(self) -> np.ndarray:
+        """Return the rows of live drawers, in row order."""
+        return np.flatnonzero(self.alive[: self.size])
+
+    def mask(self, wing: str | None = None, room: str | None = None) -> np.ndarray:
+        """Return a boolean mask over rows [0, size) of live drawers in ``wing``/``room``."""
+        mask = self.alive[: self.size].copy()
+        if wing is not None:
+            mask &= np.fromiter((w == wing for w in self.wing), bool, self.size)
+        if room is not None:
+            mask &= np.fromiter((r == room for r in self.room), bool, self.size)
+        return mask
+
+
+@dataclass(slots=True)
+class EdgeTable:
+    """Non-drawer graph edges as columns: kind/src/dst in lists, costs and pheromones arrays.
+
+    ``out``/``inc`` map a node id to the edge indices leaving/entering it (adjacency).
+    Removing an edge marks it dead; dead edges are dropped from adjacency at once.
+    """
+
+    kind: list[EdgeKind] = field(default_factory=list)
+    src: list[str] = field(default_factory=list)
+    dst: list[str] = field(default_factory=list)
+    props: list[dict[str, Any]] = field(default_factory=list)
+    alive: np.ndarray = field(default_factory=lambda: np.zeros(16, dtype=bool))
+    columns: dict[str, np.ndarray] = field(
+        default_factory=lambda: {n: np.zeros(16, dtype=np.float64) for n in EDGE_FLOATS}
+    )
+    out: dict[str, list[int]] = field(default_factory=dict)
+    inc: dict[str, list[int]] = field(default_factory=dict)
+    index: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.alive[: len(self.kind)].sum())
+
+    def find(self, kind: EdgeKind, src: str, dst: str) -> int | None:
+        """Return the index of the live ``kind`` edge from ``src`` to ``dst``, or None."""
+        return self.index.get((kind.value, src, dst))
+
+    def add(self, kind: EdgeKind, src: str, dst: str, props: dict[str, Any] | None = None,
+            base_cost: float | None = None) -> int:
+        """Add an edge (or return the existing live one of that kind and ends). O(1) amortised."""
+        existing = self.find(kind, src, dst)
+        if existing is not None:
+            return existing
+        i = len(self.kind)
+        if i >= len(self.alive):
+            capacity = 2 * len(self.alive)
+            self.alive = _grow(self.alive, capacity)
+            self.columns = {k: _grow(v, capacity) for k, v in self.columns.items()}
+        self.kind.append(kind)
+        self.src.append(src)
+        self.dst.append(dst)
+        self.props.append(dict(props or {}))
+        cost = BASE_COST[kind] if base_cost is None else base_cost
+        self.alive[i] = True
+        for name in EDGE_FLOATS:
+            self.columns[name][i] = 0.0
+        self.columns["base_cost"][i] = cost
+        self.columns["current_cost"][i] = cost
+        self.out.setdefault(src, []).append(i)
+        self.inc.setdefault(dst, []).append(i)
+        self.index[(kind.value, src, dst)] = i
+        return i
+
+    def remove(self, i: int) -> None:
+        """Mark edge ``i`` dead and take it out of the adjacency lists."""
+        if not self.alive[i]:
+            return
+        self.alive[i] = False
+        self.out[self.src[i]].remove(i)
+        self.inc[self.dst[i]].remove(i)
+        del self.index[(self.kind[i].value, self.src[i], self.dst[i])]
+
+    def rename_node(self, old: str, new: str) -> None:
+        """Re-point every live edge at ``old`` to ``new``, keeping kind, props and every
+        float column (pheromones, costs). Cost: O(edges touching ``old``)."""
+        for i in self.touching(old):
+            if not self.alive[i]:
+                continue
+            kind, props = self.kind[i], self.props[i]
+            src = new if self.src[i] == old else self.src[i]
+            dst = new if self.dst[i] == old else self.dst[i]
+            values = {n: float(self.columns[n][i]) for n in EDGE_FLOATS}
+            self.remove(i)
+            j = self.add(kind, src, dst, props)
+            for n, v in values.items():
+                self.columns[n][j] = v
+
+    def touching(self, node: str) -> list[int]:
+        """Return the live edges that leave or enter ``node``."""
+        return [*self.out.get(node, []), *self.inc.get(node, [])]
+
+    def live(self) -> list[int]:
+        """Return the indices of live edges in insertion order."""
+        return [int(i) for i in np.flatnonzero(self.alive[: len(self.kind)])]

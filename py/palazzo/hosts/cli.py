@@ -1,0 +1,511 @@
+"""The ``palazzo`` command line (CPython host). Errors are one line and a non-zero exit."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+from palazzo.errors import PalazzoError
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr for long runs (silent when stderr is not a TTY
+    unless ``force``)."""
+
+    def __init__(self, label: str, force: bool = False) -> None:
+        self.label = label
+        self.live = force or sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.live:
+            return
+        width = 30
+        filled = int(width * done / max(total, 1))
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+                         f"{done}/{total}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def make_embedder(name: str):
+    """Return the embedder called ``name`` (minilm needs its weights: see README)."""
+    from palazzo.embed import registry
+
+    return registry.make(name)
+
+
+# -- commands on a palace directory ----------------------------------------------------------
+
+_OPENED: list = []
+
+def _open(args, create: bool = True):
+    """Return the palace directory of ``--palace`` opened with ``--embedder`` (writer, or
+    read-only when another process holds it)."""
+    from palazzo.palace import Palace
+    from palazzo.persist.directory import PalaceDirectory, embedder_named
+
+    path = Path(args.palace).expanduser()
+    if not create and not (path.is_dir() and any(p.name.startswith("snapshot-")
+                                                 for p in path.iterdir())):
+        raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
+    embedder = embedder_named(args.embedder)
+    d = PalaceDirectory(path, lambda **kw: Palace(embedder=embedder, **kw))
+    _OPENED.append(d)  # main() releases its lock when the command ends
+    return d
+
+
+def _print(result) -> None:
+    print(json.dumps(result, indent=1, ensure_ascii=False))
+
+
+def _init(args) -> int:
+    path = Path(args.palace).expanduser()
+    if path.is_dir() and any(p.name.startswith(("snapshot-", "journal-"))
+                             for p in path.iterdir()):
+        raise PalazzoError(f"{path} already holds a palace")
+    d = _open(args)
+    print(f"palace created in {d.path}")
+    return 0
+
+
+def _repair(args) -> int:
+    d = _open(args, create=False)
+    stopped = d.status.stopped_at
+    if stopped is None:
+        _print({"repaired": False, "problem": d.status.problem})
+        return 0
+    if not args.yes:
+        raise PalazzoError(f"{d.status.problem}. Run `palazzo repair --yes` to set record "
+                           f"{stopped} and the records after it aside (they are kept in a "
+                           "rejected-… file beside the journal) and open the palace for writing")
+    _print({"repaired": True, **d.store.repair()})
+    return 0
+
+
+def _status(args) -> int:
+    d = _open(args, create=False)
+    _print({"palace": d.call("palace_status"), "storage": {"path": str(d.path),
+                                                           **d.status.to_dict()}})
+    return 0
+
+
+def _search(args) -> int:
+    d = _open(args, create=False)
+    query = {"query": args.query, "limit": args.limit, "mode": args.mode}
+    query.update({k: getattr(args, k) for k in ("wing", "room") if getattr(args, k)})
+    hits = d.call("search", query)["results"]
+    if args.json:
+        _print(hits)
+        return 0
+    if not hits:
+        print("no drawer matches")
+    for i, h in enumerate(hits, 1):
+        text = " ".join(h["content"].split())
+        print(f"{i:2}. [{h['wing']} / {h['room']}] {h['score']:.4f}  "
+              f"{text[:160]}{'…' if len(text) > 160 else ''}")
+    return 0
+
+
+def _add(args) -> int:
+    if (args.text is None) == (args.file is None):
+        raise PalazzoError("give the drawer's text, or --file FILE (one of them)")
+    text = args.text if args.text is not None else Path(args.file).read_text(encoding="utf-8")
+    d = _open(args, create=False)
+    out = d.call("add_drawer", {"wing": args.wing, "room": args.room, "content": text,
+                                **({"source_file": args.file} if args.file else {})})
+    print(f"{out['drawer_id']} {'added' if out['created'] else 'was already there'}")
+    return 0
+
+
+def _export(args) -> int:
+    d = _open(args, create=False)
+    out = d.call("export", {"format": args.format, "vectors": args.vectors})
+    text = out["text"] if args.format == "jsonl" else json.dumps(out["document"],
+                                                                 ensure_ascii=False)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"written to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
+    return 0
+
+
+def _import(args) -> int:
+    text = Path(args.file).read_text(encoding="utf-8")
+    d = _open(args)
+    out = d.call("import", {"text": text, "reindex": False})
+    print(f"imported {out['imported']['drawers']} drawers in {out['imported']['wings']} wings")
+    _embed(d, args)
+    return 0
+
+
+def _embed(d, args) -> None:
+    """Embed drawers that lack a vector, in steps, with a progress bar."""
+    from palazzo.hosts.embedding import embedding_steps
+
+    bar = ProgressBar("embedding", getattr(args, "progress", False))
+    last = None
+    steps = embedding_steps(d.call, 64)
+    for last in steps:
+        bar(last[0], last[1])
+    if last is not None:
+        print(f"embedded {last[0]} drawers with {last[2]}")
+        _print_no_vector(steps.no_vector)
+
+
+def _print_no_vector(report: dict) -> None:
+    """Name the drawers that got no vector (the first ones, and how many in all)."""
+    count = report.get("count", 0)
+    if count:
+        ids = report["drawer_ids"]
+        more = f", and {count - len(ids)} more" if count > len(ids) else ""
+        print(f"{count} drawers got no vector ({report['reason']}): {', '.join(ids)}{more}")
+
+
+def _reindex(args) -> int:
+    d = _open(args, create=False)
+    if args.force:
+        out = d.call("reindex", {"force": True})
+        print(f"embedded {out['embedded']} drawers with {out['embedder']}")
+        _print_no_vector(out["no_vector"])
+    else:
+        _embed(d, args)
+    return 0
+
+
+def _bulk_replace(args) -> int:
+    d = _open(args, create=False)
+    call = {"find": args.find, "replace": args.replace, "dry_run": args.dry_run}
+    call.update({k: getattr(args, k) for k in ("wing", "room") if getattr(args, k)})
+    _print(d.call("bulk_replace", call))
+    return 0
+
+
+def _run_plan(args, plan, d=None) -> int:
+    from palazzo.importers import apply
+
+    d = d or _open(args)
+    print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
+    out = apply(plan, d.call, progress=ProgressBar("importing", args.progress))
+    _print(out)
+    _embed(d, args)
+    return 0
+
+
+def _index(args) -> int:
+    from palazzo.importers.folder import plan_index
+
+    d = _open(args)
+    plan = plan_index(Path(args.path), wing=args.wing, include=args.include or None,
+                      exclude=args.exclude or None, sync=args.sync, palace=d.store)
+    return _run_plan(args, plan, d)
+
+
+def _import_chats(args) -> int:
+    from palazzo.importers.chats import plan_chats
+
+    return _run_plan(args, plan_chats(Path(args.file), name=args.name))
+
+
+def _import_mempalace(args) -> int:
+    from palazzo.importers.mempalace import plan_mempalace
+
+    return _run_plan(args, plan_mempalace(Path(args.path),
+                                          Path(args.kg) if args.kg else None))
+
+
+def _import_graphpalace(args) -> int:
+    from palazzo.importers.graphpalace import plan_graphpalace
+
+    return _run_plan(args, plan_graphpalace(Path(args.file)))
+
+
+def _mcp(args) -> int:
+    from palazzo.hosts.mcp import server as mcp
+
+    return mcp.main(Path(args.palace), mcp.embedder_named(args.embedder))
+
+
+def _serve(args) -> int:
+    from palazzo.hosts.serve import make_server
+
+    site = Path(args.site) if args.site else Path(__file__).resolve().parents[2] / "dist"
+    if not (site / "index.html").is_file():
+        raise PalazzoError(f"no built site in {site}: run `npm run build` (or pass --site)")
+    server = make_server(site, args.port, verbose=True)
+    host, port = server.server_address[:2]
+    print(f"serving {site} at http://{host}:{port}/ (Ctrl-C stops)", file=sys.stderr)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+    return 0
+
+
+def _bench_longmemeval(args) -> int:
+    from palazzo.bench import longmemeval
+
+    embedder = None if args.mode == "bm25" else make_embedder(args.embedder)
+    result = longmemeval.run(Path(args.data), embedder, args.mode,
+                             progress=ProgressBar("questions", args.progress),
+                             chunk_size=args.chunk_size or None)
+    _write(args.out, result)
+    print(json.dumps(result["metrics"], indent=1))
+    return 0
+
+
+def _bench_make_longtext(args) -> int:
+    from palazzo.bench import longmemeval, longtext
+
+    questions = longtext.make(longmemeval.load(Path(args.data)), args.group)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(questions), encoding="utf-8")
+    print(f"{len(questions)} questions written to {out}", file=sys.stderr)
+    return 0
+
+
+def _bench_throughput(args) -> int:
+    from palazzo.bench import throughput
+
+    sizes = [int(s) for s in args.sizes.split(",")]
+    result = throughput.run(sizes, similar=args.similar,
+                            progress=ProgressBar("sizes", args.progress))
+    _write(args.out, result)
+    for r in result["results"]:
+        print(json.dumps(r))
+    return 0
+
+
+def _bench_journal(args) -> int:
+    from palazzo.bench import journal
+
+    result = journal.run(args.size, args.records)
+    _write(args.out, result)
+    print(json.dumps(result["result"]))
+    return 0
+
+
+def _bench_embedder(args) -> int:
+    from palazzo.bench import embedder
+
+    result = embedder.run(Path(args.data), make_embedder(args.embedder))
+    _write(args.out, result)
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+def _bench_pathfinding(args) -> int:
+    from palazzo.bench import pathfinding
+
+    result = pathfinding.run()
+    _write(args.out, result)
+    print(json.dumps(result, indent=1)[:4000])
+    return 0
+
+
+def _bench_decay(args) -> int:
+    from palazzo.bench import stigmergy
+
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    result = stigmergy.run(sizes)
+    _write(args.out, result)
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+def _bench_learning(args) -> int:
+    from palazzo.bench import learning
+
+    weights = [float(w) for w in args.weights.split(",")]
+    embedder = make_embedder(args.embedder)
+    result = learning.run(Path(args.data), embedder, weights, rounds=args.rounds,
+                          seed=args.seed, progress=ProgressBar("weights", args.progress))
+    _write(args.out, result)
+    for row in result["table"]:
+        print(json.dumps(row))
+    return 0
+
+
+def _bench_swarm(args) -> int:
+    from palazzo.bench import swarm
+
+    result = swarm.run(agents=args.agents, cycles=args.cycles, seed=args.seed)
+    _write(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k not in ("curve", "summary")},
+                     indent=1))
+    return 0
+
+
+def _bench_fuzz(args) -> int:
+    from palazzo.bench import fuzz
+
+    families = tuple(args.families.split(",")) if args.families else fuzz.FAMILIES
+    result = fuzz.run(args.count, seed=args.seed, families=families, timeout=args.timeout,
+                      progress=ProgressBar("inputs", args.progress))
+    _write(args.out, result)
+    print(json.dumps({"totals": result["totals"], "families": result["families"]}, indent=1))
+    return 0
+
+
+def _write(path: str, result: dict) -> None:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    print(f"written to {out}", file=sys.stderr)
+
+
+def parser() -> argparse.ArgumentParser:
+    from palazzo.persist.directory import EMBEDDERS, default_palace
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--palace", default=str(default_palace()),
+                        help="palace directory (default: $PALAZZO_PALACE, else "
+                             "%(default)s)")
+    common.add_argument("--embedder", default="auto", choices=EMBEDDERS,
+                        help="auto: minilm when its weights are found, else hash")
+    common.add_argument("--progress", action="store_true",
+                        help="show progress bars even when stderr is not a terminal")
+    p = argparse.ArgumentParser(prog="palazzo", description="A memory palace for AI agents.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def cmd(name: str, fn, help: str) -> argparse.ArgumentParser:  # noqa: A002
+        c = sub.add_parser(name, parents=[common], help=help)
+        c.set_defaults(fn=fn)
+        return c
+
+    cmd("init", _init, "create a palace directory")
+    cmd("status", _status, "counts, embedder and storage of the palace")
+    c = cmd("repair", _repair, "set aside journal records that fail on replay (kept in a file)")
+    c.add_argument("--yes", action="store_true", help="do it (without: say what it would do)")
+    c = cmd("search", _search, "hybrid search")
+    c.add_argument("query")
+    c.add_argument("--wing")
+    c.add_argument("--room")
+    c.add_argument("--limit", type=int, default=10)
+    c.add_argument("--mode", default="hybrid", choices=["hybrid", "vector", "bm25", "blend"])
+    c.add_argument("--json", action="store_true", help="print the results as JSON")
+    c = cmd("add", _add, "add one drawer (verbatim text)")
+    c.add_argument("text", nargs="?")
+    c.add_argument("--file", help="take the text from a file")
+    c.add_argument("--wing", required=True)
+    c.add_argument("--room", required=True)
+    c = cmd("export", _export, "the palace as palace JSON (or JSONL)")
+    c.add_argument("--out")
+    c.add_argument("--format", default="json", choices=["json", "jsonl"])
+    c.add_argument("--vectors", default="float32", choices=["float32", "float16", "none"])
+    c = cmd("import", _import, "replace the palace by a palace JSON file (checked first)")
+    c.add_argument("file")
+    c = cmd("index", _index, "text files under a folder as drawers")
+    c.add_argument("path")
+    c.add_argument("--wing")
+    c.add_argument("--include", action="append", help="glob; repeat for more")
+    c.add_argument("--exclude", action="append", help="glob; repeat for more")
+    c.add_argument("--sync", action="store_true", help="remove drawers of deleted files")
+    c = cmd("import-chats", _import_chats, "chat exports as conversations and drawers")
+    c.add_argument("file")
+    c.add_argument("--name", help="conversation name for a plain message list")
+    c = cmd("import-mempalace", _import_mempalace, "a MemPalace palace (Python or Rust)")
+    c.add_argument("path")
+    c.add_argument("--kg", help="knowledge_graph.sqlite3 when it is not beside the palace")
+    c = cmd("import-graphpalace", _import_graphpalace, "a GraphPalace JSON export")
+    c.add_argument("file")
+    c = cmd("reindex", _reindex, "embed drawers that lack a vector (all with --force)")
+    c.add_argument("--force", action="store_true")
+    c = cmd("bulk-replace", _bulk_replace, "find and replace text across drawers")
+    c.add_argument("find")
+    c.add_argument("replace")
+    c.add_argument("--wing")
+    c.add_argument("--room")
+    c.add_argument("--dry-run", action="store_true")
+    cmd("mcp", _mcp, "serve the palace to MCP clients over stdio")
+    c = sub.add_parser("serve", help="serve the built web app (as npm start does)")
+    c.add_argument("--port", type=int, default=8000)
+    c.add_argument("--site", help="the built site (default: dist/ of this checkout)")
+    c.set_defaults(fn=_serve)
+    bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
+    lme = bench.add_parser("longmemeval", help="session retrieval on a LongMemEval file")
+    lme.add_argument("--data", required=True)
+    lme.add_argument("--out", required=True)
+    lme.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
+    lme.add_argument("--mode", default="hybrid")
+    lme.add_argument("--progress", action="store_true", help="show progress when not a TTY")
+    lme.add_argument("--chunk-size", type=int, default=900, help="characters; 0 embeds whole")
+    lme.set_defaults(fn=_bench_longmemeval)
+    mlt = bench.add_parser("make-longtext", help="LongMemEval file with sessions grouped into "
+                           "long drawers")
+    mlt.add_argument("--data", required=True)
+    mlt.add_argument("--out", required=True)
+    mlt.add_argument("--group", type=int, default=6, help="sessions a drawer")
+    mlt.set_defaults(fn=_bench_make_longtext)
+    emb = bench.add_parser("embedder", help="embedder speed on a LongMemEval file's text")
+    emb.add_argument("--data", required=True)
+    emb.add_argument("--out", required=True)
+    emb.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
+    emb.set_defaults(fn=_bench_embedder)
+    pf = bench.add_parser("pathfinding", help="Semantic A* on the paper's synthetic palaces")
+    pf.add_argument("--out", required=True)
+    pf.set_defaults(fn=_bench_pathfinding)
+    dec = bench.add_parser("decay", help="pheromone decay and cost recomputation throughput")
+    dec.add_argument("--sizes", default="100,5000,100000")
+    dec.add_argument("--out", required=True)
+    dec.set_defaults(fn=_bench_decay)
+    lrn = bench.add_parser("learning", help="does retrieval learn from use? repeated workload "
+                           "with feedback vs held-apart questions")
+    lrn.add_argument("--data", required=True)
+    lrn.add_argument("--out", required=True)
+    lrn.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
+    lrn.add_argument("--weights", default="0,0.25,0.5,1,2", help="pheromone term weights")
+    lrn.add_argument("--rounds", type=int, default=10)
+    lrn.add_argument("--seed", type=int, default=0, help="workload/held-apart split seed")
+    lrn.add_argument("--progress", action="store_true")
+    lrn.set_defaults(fn=_bench_learning)
+    sw = bench.add_parser("swarm", help="swarm soak run: pheromone mass and convergence curve")
+    sw.add_argument("--agents", type=int, default=5)
+    sw.add_argument("--cycles", type=int, default=500)
+    sw.add_argument("--seed", type=int, default=0)
+    sw.add_argument("--out", required=True)
+    sw.set_defaults(fn=_bench_swarm)
+    fz = bench.add_parser("fuzz", help="hostile palace files, chat exports and folders: how "
+                          "many get a clear error, are accepted, raise or hang")
+    fz.add_argument("--count", type=int, default=2000, help="inputs, the families taking turns")
+    fz.add_argument("--seed", type=int, default=0)
+    fz.add_argument("--families", help="comma-separated: palace-document, palace-text, chats, "
+                    "folder (default: all)")
+    fz.add_argument("--timeout", type=float, default=10.0, help="seconds one input may take")
+    fz.add_argument("--out", required=True)
+    fz.add_argument("--progress", action="store_true")
+    fz.set_defaults(fn=_bench_fuzz)
+    thr = bench.add_parser("throughput", help="insert/search/export/import at several sizes")
+    thr.add_argument("--sizes", default="100,1000,5000,100000")
+    thr.add_argument("--out", required=True)
+    thr.add_argument("--similar", action="store_true", help="also link SIMILAR_TO on insert")
+    thr.add_argument("--progress", action="store_true")
+    thr.set_defaults(fn=_bench_throughput)
+    jr = bench.add_parser("journal", help="record size, boot, refusal and reload with exact replay")
+    jr.add_argument("--size", type=int, default=20_000)
+    jr.add_argument("--records", type=int, default=200)
+    jr.add_argument("--out", default="bench-results/journal.json")
+    jr.set_defaults(fn=_bench_journal)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except PalazzoError as err:
+        print(f"palazzo: {err}", file=sys.stderr)
+        return 1
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+        print(f"palazzo: {err}", file=sys.stderr)
+        return 1
+    finally:
+        while _OPENED:
+            _OPENED.pop().close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""Pheromone operations: status, deposit, decay, hot paths, cold spots and heat per room.
+
+The engine work is in :mod:`palazzo.stigmergy.pheromone`. Reports group drawers and edges with
+``np.bincount`` over room codes, so their NumPy part is vectorised; only turning string ids
+into codes is a Python pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from palazzo.core.model import HIERARCHY, EdgeKind, room_id
+from palazzo.errors import NotFound, ValidationError
+from palazzo.ops.registry import LIMIT, NAME, Operations, obj
+from palazzo.palace import Palace
+from palazzo.stigmergy import pheromone
+
+operation = Operations()
+
+Result = dict[str, Any]
+
+REWARD = {"type": "number", "minimum": 0, "maximum": 1}
+CYCLES = {"type": "integer", "minimum": 1, "maximum": 100_000}
+# A path step is [src, dst, kind]; the schema checker has no tuple form, so length and kind
+# are checked in _path_edges (with messages naming the step).
+STEP = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 3,
+        "maxItems": 3}
+MAX_PATH = 1000
+
+
+def _stats(values: np.ndarray) -> dict[str, float | int]:
+    n = len(values)
+    return {"total": float(values.sum()), "mean": float(values.mean()) if n else 0.0,
+            "max": float(values.max()) if n else 0.0, "nonzero": int(np.count_nonzero(values))}
+
+
+@operation("pheromone_status",
+           "Totals, means, maxima and non-zero counts of the five pheromones.",
+           obj({}))
+def _pheromone_status(palace: Palace, args: dict[str, Any]) -> Result:
+    rows = palace.drawers.live_rows()
+    edges = pheromone.carrier_edges(palace)
+    s, c = palace.drawers.columns, palace.edges.columns
+    return {
+        "drawers": len(rows),
+        "edges": len(edges),
+        "nodes": {k: _stats(s[k][rows]) for k in pheromone.NODE_KINDS},
+        "edge_pheromones": {k: _stats(c[k][edges]) for k in pheromone.EDGE_KINDS},
+        "rho": dict(pheromone.RHO),
+    }
+
+
+def _path_edges(palace: Palace, path: list[list[str]]) -> list[int]:
+    """Return the edge indices of ``path`` steps [src, dst, kind]; an undirected link (HALL,
+    TUNNEL, SIMILAR_TO...) is found in either direction, as it is stored once."""
+    kinds = {k.value: k for k in EdgeKind}
+    out = []
+    for i, step in enumerate(path):
+        if len(step) != 3:
+            raise ValidationError(f"path[{i}] must be [src, dst, kind], got {len(step)} items")
+        src, dst, name = step
+        if name not in kinds:
+            raise ValidationError(f"path[{i}] kind {name!r} is not an edge kind; known: "
+                                  + ", ".join(sorted(kinds)))
+        kind = kinds[name]
+        if kind in HIERARCHY:
+            raise ValidationError(f"path[{i}] is a {name} edge: hierarchy edges carry no "
+                                  "pheromone")
+        edge = palace.edges.find(kind, src, dst)
+        if edge is None:
+            edge = palace.edges.find(kind, dst, src)
+        if edge is None:
+            raise NotFound(f"path[{i}]: no {name} edge between {src!r} and {dst!r}")
+        out.append(edge)
+    return out
+
+
+@operation("pheromone_deposit",
+           "Reinforce ranked retrieval results (drawer_ids) or a walked path of "
+           "[src, dst, kind] edges, position weighted r·(1−(i−1)/k).",
+           obj({"drawer_ids": {"type": "array", "items": NAME, "minItems": 1},
+                 "path": {"type": "array", "items": STEP, "minItems": 1},
+                 "reward": REWARD}), mutates=True)
+def _pheromone_deposit(palace: Palace, args: dict[str, Any]) -> Result:
+    reward = args.get("reward", 1.0)
+    has_path, has_drawers = "path" in args, "drawer_ids" in args
+    if has_path == has_drawers:
+        raise ValidationError("pheromone_deposit needs exactly one of 'drawer_ids' (ranked "
+                              "retrieval feedback) or 'path' (walked edges)")
+    if has_drawers:
+        ids = args["drawer_ids"]
+        if not 1 <= len(ids) <= MAX_PATH:
+            raise ValidationError(f"drawer_ids must hold 1 to {MAX_PATH} ids")
+        return {"kind": "drawers", **pheromone.deposit_drawers(palace, ids, reward)}
+    path = args["path"]
+    if not 1 <= len(path) <= MAX_PATH:
+        raise ValidationError(f"path must hold 1 to {MAX_PATH} steps")
+    edges = _path_edges(palace, path)
+    return {"kind": "path", **pheromone.deposit_path(palace, edges, reward)}
+
+
+@operation("decay_now", "Decay every pheromone by a number of cycles "
+           "(φ ← φ·(1−ρ)^cycles) and recompute edge costs.",
+           obj({"cycles": CYCLES}), mutates=True)
+def _decay_now(palace: Palace, args: dict[str, Any]) -> Result:
+    return pheromone.decay(palace, args.get("cycles", 1))
+
+
+def _edge_dict(palace: Palace, i: int, phi: float) -> Result:
+    e = palace.edges
+    c = e.columns
+    return {"src": e.src[i], "dst": e.dst[i], "kind": e.kind[i].value, "phi": round(phi, 12),
+            **{k: float(c[k][i]) for k in (*pheromone.EDGE_KINDS, "base_cost",
+                                           "current_cost")}}
+
+
+@operation("hot_paths", "Edges with the strongest pheromone factor Φ (then success).",
+           obj({"limit": LIMIT}))
+def _hot_paths(palace: Palace, args: dict[str, Any]) -> Result:
+    edges = pheromone.carrier_edges(palace)
+    phi = pheromone.phi(palace, edges)
+    success = palace.edges.columns["success"][edges]
+    keep = phi > 0
+    edges, phi, success = edges[keep], phi[keep], success[keep]
+    # Highest Φ first, success breaks ties, then insertion order (lexsort: last key is primary).
+    order = np.lexsort((edges, -success, -phi))[: args.get("limit", 10)]
+    return {"edges": [_edge_dict(palace, int(edges[j]), float(phi[j])) for j in order]}
+
+
+@operation("cold_spots", "Live drawers with the least exploitation + exploration "
+           "(optionally of one wing): what nobody has visited.",
+           obj({"wing": NAME, "limit": LIMIT}))
+def _cold_spots(palace: Palace, args: dict[str, Any]) -> Result:
+    wing = args.get("wing")
+    if wing is not None and wing not in palace.wings:
+        raise NotFound(f"no wing named {wing!r}")
+    s = palace.drawers
+    rows = np.flatnonzero(s.mask(wing))
+    c = s.columns
+    heat = c["exploitation"][rows] + c["exploration"][rows]
+    order = np.argsort(heat, kind="stable")[: args.get("limit", 10)]
+    return {"drawers": [{"drawer_id": s.ids[r], "wing": s.wing[r], "room": s.room[r],
+                         "exploitation": float(c["exploitation"][r]),
+                         "exploration": float(c["exploration"][r])}
+                        for r in (int(rows[j]) for j in order)]}
+
+
+def _sum_mean(total: np.ndarray, count: np.ndarray, j: int) -> dict[str, float]:
+    return {"sum": float(total[j]), "mean": float(total[j] / count[j]) if count[j] else 0.0}
+
+
+@operation("pheromone_heat", "Per wing and room: drawer pheromone sums and means, and "
+           "edge pheromone sums touching it (for colouring a map).",
+           obj({"wing": NAME}))
+def _pheromone_heat(palace: Palace, args: dict[str, Any]) -> Result:
+    """Per wing and per room: drawer pheromone sums and means, and edge pheromone sums over
+    the live pheromone edges touching the room (an end is the room, a closet or a drawer of
+    it). An edge is counted once per room and once per wing even when both ends are inside."""
+    rooms = sorted(palace.rooms)
+    if args.get("wing") is not None:
+        if args["wing"] not in palace.wings:
+            raise NotFound(f"no wing named {args['wing']!r}")
+        rooms = [k for k in rooms if k[0] == args["wing"]]
+    wings = sorted({w for w, _ in rooms})
+    room_code = {k: j for j, k in enumerate(rooms)}
+    wing_of_room = np.array([wings.index(w) for w, _ in rooms], dtype=np.intp)
+    nr, nw = len(rooms), len(wings)
+
+    s = palace.drawers
+    live = s.live_rows()
+    codes = np.fromiter((room_code.get((s.wing[r], s.room[r]), -1) for r in live),
+                        np.intp, len(live))
+    rows, codes = live[codes >= 0], codes[codes >= 0]
+    node_of = {room_id(*k): j for k, j in room_code.items()}
+    node_of.update((x.id, room_code[(x.wing, x.room)]) for x in palace.closets.values()
+                   if (x.wing, x.room) in room_code)
+    node_of.update((s.ids[r], int(j)) for r, j in zip(rows.tolist(), codes.tolist(),
+                                                      strict=True))
+
+    def per(groups: np.ndarray, weights: np.ndarray | None, size: int) -> np.ndarray:
+        return np.bincount(groups, weights, minlength=size).astype(np.float64)
+
+    room_drawers = per(codes, None, nr)
+    wing_drawers = per(wing_of_room[codes], None, nw)
+    node_sums = {}
+    for kind in pheromone.NODE_KINDS:
+        values = s.columns[kind][rows]
+        node_sums[kind] = (per(codes, values, nr), per(wing_of_room[codes], values, nw))
+
+    e = palace.edges
+    edges = pheromone.carrier_edges(palace)
+    src = np.fromiter((node_of.get(e.src[i], -1) for i in edges), np.intp, len(edges))
+    dst = np.fromiter((node_of.get(e.dst[i], -1) for i in edges), np.intp, len(edges))
+    # One end per room: drop dst where it is the same room as src (or outside every room).
+    dst_room = np.where(dst != src, dst, -1)
+    src_w = np.where(src >= 0, wing_of_room[np.maximum(src, 0)], -1) if nr else src
+    dst_w = np.where(dst >= 0, wing_of_room[np.maximum(dst, 0)], -1) if nr else dst
+    dst_wing = np.where(dst_w != src_w, dst_w, -1)
+
+    def touching(a: np.ndarray, b: np.ndarray, w: np.ndarray | None, size: int) -> np.ndarray:
+        wa = None if w is None else w[a >= 0]
+        wb = None if w is None else w[b >= 0]
+        return per(a[a >= 0], wa, size) + per(b[b >= 0], wb, size)
+
+    edge_sums = {}
+    for kind in (*pheromone.EDGE_KINDS, "count"):
+        values = None if kind == "count" else e.columns[kind][edges]
+        edge_sums[kind] = (touching(src, dst_room, values, nr),
+                           touching(src_w, dst_wing, values, nw))
+
+    def entry(j: int, level: int, count: np.ndarray) -> Result:
+        out: Result = {"drawers": int(count[j])}
+        for kind in pheromone.NODE_KINDS:
+            out[kind] = _sum_mean(node_sums[kind][level], count, j)
+        out["edges"] = {k: (int(v[level][j]) if k == "count" else float(v[level][j]))
+                        for k, v in edge_sums.items()}
+        return out
+
+    return {
+        "wings": [{"wing": w, **entry(j, 1, wing_drawers)} for j, w in enumerate(wings)],
+        "rooms": [{"wing": w, "room": r, **entry(j, 0, room_drawers)}
+                  for j, (w, r) in enumerate(rooms)],
+    }

@@ -1,0 +1,270 @@
+"""A palace directory opened by one process (CLI, MCP server), and how hosts pick it.
+
+``default_palace`` says where the palace lives when no ``--palace`` is given,
+``embedder_named`` turns ``--embedder`` into an embedder, and :class:`PalaceDirectory` opens the
+directory as its writer or read-only beside another process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from palazzo.errors import PalazzoError
+from palazzo.palace import Palace
+from palazzo.persist.palacestore import KEYS, PalaceStore, ReadOnly
+from palazzo.persist.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
+
+
+def default_palace() -> Path:
+    """Return the palace directory used without ``--palace``: $PALAZZO_PALACE, else
+    $XDG_DATA_HOME/palazzo/palace, else ~/.local/share/palazzo/palace."""
+    env = os.environ.get("PALAZZO_PALACE")
+    if env:
+        return Path(env).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or "~/.local/share"
+    return Path(data).expanduser() / "palazzo" / "palace"
+
+
+DEFAULT_PALACE = default_palace()
+EMBEDDERS = ("auto", "minilm", "tfidf", "hash")
+
+
+class PalaceDirectory:
+    """A palace directory opened by this process: as its writer when it gets the writer lock,
+    else read-only, following the writer and writing only while it holds the lock.
+
+    The lock is the one :class:`palazzo.persist.storage.DirectoryRoot` takes (``flock`` on ``.lock``
+    in the directory), so a library over the parent directory and MCP servers on the palace
+    exclude each other. Offers the :class:`PalaceStore` calls :func:`serve` needs (``call``,
+    ``status``, ``registry``).
+
+    A process that opened read-only (a second CLI, an MCP server started while another
+    process writes) never becomes a lifelong writer: before a read it only reloads when the
+    files changed; for a write (an operation that ``mutates``) it takes the lock if it is
+    free, boots as the writer (or, when the files are unchanged since its last boot, goes on
+    from the memory it has), runs the call and gives the lock back, read-only again. It keeps
+    the lock only across a run of ``reindex`` steps, whose vectors only the last step saves;
+    when it gives the lock back with such vectors unsaved (a run abandoned, or ended by a
+    step that wrote none) it saves them first, so it leaves nothing behind in memory alone.
+
+    A process that opened as the writer keeps the lock until :meth:`close`: it is the one the
+    user started in order to write (a CLI command, or the first MCP server), its commands
+    and runs of steps are not interleaved with another process's writes, and it never pays a
+    check of the files before a call. Either kind saves the vectors of a reindex run whose
+    last step wrote none (see :meth:`_track_reindex`). Cost of a reader's write: a ``flock``,
+    a ``stat`` of each file, and a boot when another process wrote since this one last read.
+    """
+
+    def __init__(self, path: Path, make_palace: Callable[..., Palace]) -> None:
+        self.path = Path(path).expanduser().resolve()
+        self.path.mkdir(DirectorySpace.DIR_MODE, parents=True, exist_ok=True)
+        name = self.path.name if PALACE_NAME.fullmatch(self.path.name) else "palace"
+
+        def make(**kw: Any) -> Palace:
+            return make_palace(**kw) if "name" in kw else make_palace(name=name, **kw)
+
+        self._make = make
+        self._root = DirectoryRoot(self.path.parent)
+        self.space = DirectorySpace(self.path)
+        self._serial = threading.RLock()  # one call at a time: the store is not thread-safe
+        self._owner = self._root.lock(self.path.name)
+        self._holding = False  # a reader holding the lock for a write (or a run of steps)
+        self._unsaved_gen: int | None = None  # generation with unsaved reindex vectors
+        # Taken before the boot: files that change after it make the next call reload.
+        self._seen: tuple[tuple[str, int, int, int], ...] | None = self._files()
+        self.store = PalaceStore(self.space, make, read_only=not self._owner)
+        if self._owner:
+            self._make_private()
+
+    def _make_private(self) -> None:
+        """Narrow the modes an older version left on the palace's files (0644) to the 0600
+        that :class:`DirectorySpace` creates them with: they hold memory verbatim and
+        ``keys.json`` the signing secrets. Only the writer does it, only to the palace's own
+        files (not to other files in the directory, nor to the directory, which a user may
+        have chosen), and a mode that cannot be changed is left as it is. Cost: one stat a
+        file."""
+        uid = getattr(os, "getuid", lambda: None)()
+        if uid is None:  # no POSIX modes here
+            return
+        for p in self.path.iterdir():
+            if p.name not in (KEYS, ".lock") and not p.name.startswith(("snapshot-", "journal-")):
+                continue
+            with contextlib.suppress(OSError):
+                st = os.lstat(p)  # a link is not followed
+                if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077 and st.st_uid == uid:
+                    os.chmod(p, stat.S_IMODE(st.st_mode) & DirectorySpace.FILE_MODE)
+
+    @property
+    def status(self) -> Any:
+        """The store's status (``read_only`` says whether this process may write now)."""
+        return self.store.status
+
+    @property
+    def registry(self) -> Any:
+        """The operations registry the store runs."""
+        return self.store.registry
+
+    @property
+    def writer(self) -> bool:
+        """Whether this process holds the writer lock now (for good, or for a write)."""
+        return self._owner or self._holding
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run an operation like :meth:`PalaceStore.call` and return its result.
+
+        A read-only copy first reloads when the files changed; for a mutating operation it
+        takes the writer lock when it is free (else the store raises ReadOnly) and gives it
+        back afterwards, as the class says. A read that has something to store (a slice that
+        needs the palace's first signing key, which a read-only copy refuses to make) is run
+        again the same way, so the key is stored before any token it signs is returned."""
+        with self._serial:
+            if self._owner:
+                result = self.store.call(name, args)
+                if name == "reindex":
+                    self._track_reindex(result)
+                return result
+            mutates = self.store.registry.get(name).mutates
+            if not mutates and not self._holding:
+                self.refresh()
+                try:
+                    return self.store.call(name, args)
+                except ReadOnly:  # nothing was kept: take the lock and run it again below
+                    pass
+            if not self._holding:
+                if not self._root.lock(self.path.name):
+                    self.refresh()
+                    return self.store.call(name, args)  # raises ReadOnly, changes nothing
+                self._holding = True
+                try:
+                    self._become_writer()
+                except BaseException:
+                    self._seen = None
+                    self._give_back()
+                    raise
+            try:
+                result = self.store.call(name, args)
+            except BaseException:
+                self._give_back()
+                raise
+            running = False  # a run of reindex steps goes on: keep the lock for the next
+            try:
+                if name == "reindex":
+                    self._track_reindex(result)
+                    running = self._unsaved_gen is not None
+            finally:
+                if not running:
+                    self._give_back()
+            return result
+
+    def refresh(self) -> None:
+        """Bring a read-only copy up to date: reload when the files changed since it last
+        read them. Does nothing while this process holds the lock. Cost: one stat a file; a
+        reload costs a boot."""
+        with self._serial:
+            if self.writer:
+                return
+            files = self._files()
+            if files != self._seen:
+                self._seen = files
+                self.store.boot()
+
+    def close(self) -> None:
+        """Release the writer lock if this process holds it, after saving vectors a run of
+        reindex steps left in memory alone."""
+        with self._serial:
+            if self._holding:
+                self._give_back()
+            elif self._owner:
+                with contextlib.suppress(PalazzoError):  # derived data: embedded again later
+                    self._save_unsaved()
+            self._root.unlock(self.path.name)
+
+    def _track_reindex(self, result: dict[str, Any]) -> None:
+        """Keep count of a run of ``reindex`` steps. The store saves the vectors of a run
+        only with a step that writes some and leaves none to do; a run whose last step wrote
+        none (the drawers left cannot get a vector) would leave the earlier steps' vectors in
+        memory alone, so they are saved here. Cost: a snapshot, only in that case."""
+        if result.get("embedded") and result.get("remaining"):
+            if self._unsaved_gen is None:
+                self._unsaved_gen = self.store.status.generation
+        elif not result.get("remaining"):
+            self._save_unsaved()
+
+    def _save_unsaved(self) -> None:
+        """Write a snapshot if reindex steps left vectors unsaved since the last one (the
+        generation did not move); raises what compaction raises, after reloading from disk."""
+        gen, self._unsaved_gen = self._unsaved_gen, None
+        status = self.store.status
+        if gen is None or status.read_only or status.generation != gen:
+            return
+        try:
+            self.store.compact()
+        except BaseException:
+            self.store.boot()  # memory must not claim what the disk may not hold
+            raise
+
+    def _become_writer(self) -> None:
+        """Make the store the writer's, the lock being held: go on from memory when nothing
+        changed on disk since the last boot and it found no damage, else boot again (a
+        writer's boot cuts a torn tail, so appends never follow garbage)."""
+        status = self.store.status
+        unchanged = self._seen is not None and self._files() == self._seen
+        if unchanged and self.space.names() and not status.problem and \
+                not status.dropped_bytes:
+            self._set_writer(True)
+        else:
+            self.store = PalaceStore(self.space, self._make, read_only=False)
+        if self.store.status.read_only:  # boot found a record it would not cut
+            raise ReadOnly(f"{self.path} cannot be written: {self.store.status.problem}")
+
+    def _give_back(self) -> None:
+        """Save vectors a run of reindex steps left in memory alone, then release the lock
+        and go back to read-only."""
+        try:
+            self._save_unsaved()
+            self._seen = self._files() if self._seen is not None else None
+        except PalazzoError:
+            self._seen = None  # not sure what is on disk now: the next call boots again
+        finally:
+            self._unsaved_gen = None
+            self._set_writer(False)
+            self._holding = False
+            self._root.unlock(self.path.name)
+
+    def _set_writer(self, writer: bool) -> None:
+        """Switch the store between writer and reader. A store has two switches and both
+        must move: ``writer`` (this process holds the lock, so a boot may cut a torn tail and
+        boots as the writer) and ``status.read_only`` (calls may write)."""
+        self.store.writer = writer
+        self.store.status.read_only = not writer
+
+    def _files(self) -> tuple[tuple[str, int, int, int], ...]:
+        """Return (name, size, mtime, inode) of each palace file: a replaced file (a new
+        inode) counts as changed even when its size and time match."""
+        out = []
+        for p in sorted(self.path.iterdir()):
+            if p.name.startswith("."):
+                continue
+            with contextlib.suppress(OSError):
+                st = p.stat()
+                out.append((p.name, st.st_size, st.st_mtime_ns, st.st_ino))
+        return tuple(out)
+
+
+def embedder_named(name: str) -> Any:
+    """Return the embedder for ``--embedder``: minilm, tfidf, hash, or auto (minilm when its
+    weights are found, else hash)."""
+    from palazzo.embed import registry
+
+    if name == "auto":
+        try:
+            return registry.make("minilm")
+        except (PalazzoError, ImportError, OSError):
+            return registry.make("hash")
+    return registry.make(name)

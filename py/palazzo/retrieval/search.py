@@ -1,0 +1,186 @@
+"""Hybrid retrieval over a palace: vector top-k, BM25, fused by Reciprocal Rank Fusion.
+
+Vector scores are one matrix-vector product over the normalised embedding matrix; BM25 is
+sparse algebra over the text index; both are restricted to the wing/room mask before ranking.
+
+Learning from use (issue 4): a hybrid search may add a pheromone term. Drawers that earlier
+searches marked useful (``pheromone_deposit`` with ``drawer_ids``) carry exploitation
+pheromone; with ``pheromone`` = w > 0 each *candidate* (a drawer in the vector or BM25 list
+this query fused, each cut at its depth) gains w·min(exploitation, 1)/(k + 1), i.e. w times
+what first place in one RRF list is worth. The term only re-orders what the query found; a
+drawer outside both lists gains nothing. It is off (w = 0) by default because
+``palazzo bench learning`` found that it helps the repeated queries and hurts the others
+(README, "Retrieval that learns from use").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from palazzo.errors import ValidationError
+from palazzo.retrieval import fusion
+
+MODES = ("hybrid", "vector", "bm25", "blend")
+# How deep each ranked list goes into the fusion, per requested result.
+DEPTH_PER_RESULT = 8
+MIN_DEPTH = 50
+RRF_K = 60
+MAX_PHEROMONE_WEIGHT = 10.0
+
+
+@dataclass(slots=True)
+class Hit:
+    """One search result with the scores that ranked it (None where a list did not rank it)."""
+
+    drawer_id: str
+    wing: str
+    room: str
+    content: str
+    score: float
+    vector: float | None
+    bm25: float | None
+    vector_rank: int | None
+    bm25_rank: int | None
+    pheromone: float | None = None
+
+    def to_dict(self, snippet: int | None = None) -> dict[str, Any]:
+        text = self.content if snippet is None else self.content[:snippet]
+        return {
+            "drawer_id": self.drawer_id,
+            "wing": self.wing,
+            "room": self.room,
+            "content": text,
+            "score": self.score,
+            "scores": {
+                "vector": self.vector,
+                "bm25": self.bm25,
+                "vector_rank": self.vector_rank,
+                "bm25_rank": self.bm25_rank,
+                "pheromone": self.pheromone,
+            },
+        }
+
+
+def vector_scores(palace, query: str, best_chunk: bool = True) -> np.ndarray | None:
+    """Return cosine of the query to every row (None when vectors cannot be used).
+
+    A drawer cut into chunks scores by its best chunk when ``best_chunk`` (search), else by
+    the normalised mean of its chunks (near-duplicate checks compare whole drawers). Rows
+    without a vector get -inf. Cost: one embedding and one matvec over the drawer matrix,
+    plus one over the chunk matrix when some drawer has chunks.
+    """
+    store = palace.drawers
+    n = store.size
+    if palace.embedder is None or not store.has_vector[:n].any():
+        return None
+    q = palace.embedder.embed([query])[0]
+    if not q.any():  # a query the embedder cannot read (no token): BM25 alone decides
+        return None
+    scores = store.vectors[:n] @ q
+    if best_chunk and len(store.chunks):
+        best = store.chunks.best(q, n)
+        chunked = np.isfinite(best)
+        scores[chunked] = best[chunked]
+    scores[~store.has_vector[:n]] = -np.inf
+    return scores
+
+
+def pheromone_term(palace, candidates: np.ndarray, weight: float) -> np.ndarray:
+    """Return weight·min(exploitation, 1)/(RRF_K + 1) on ``candidates`` rows, 0 elsewhere.
+
+    Why clamp at 1: as in the edge factor Φ, a much-used drawer saturates instead of drowning
+    every relevance signal. Cost: O(rows), vectorised.
+    """
+    n = len(candidates)
+    exploitation = palace.drawers.columns["exploitation"][:n]
+    return np.where(candidates, weight * np.minimum(exploitation, 1.0) / (RRF_K + 1.0), 0.0)
+
+
+# Characters of a query that are read: MiniLM reads at most 256 word pieces (about 1,000
+# characters) and BM25 gains nothing from a whole document as a query; a 10 MB query once
+# held an MCP server for 30 s.
+MAX_QUERY = 10_000
+
+
+def search(
+    palace,
+    query: str,
+    limit: int = 10,
+    wing: str | None = None,
+    room: str | None = None,
+    mode: str = "hybrid",
+    pheromone: float = 0.0,
+) -> list[Hit]:
+    """Return up to ``limit`` hits for ``query``, best first.
+
+    ``hybrid`` fuses the vector and BM25 rankings with RRF (k = 60) and falls back to BM25
+    when the palace has no vectors; ``vector`` and ``bm25`` use one list; ``blend`` is
+    MemPalace's 0.6·cosine + 0.4·min-max(BM25), kept to measure against. ``pheromone`` > 0
+    adds the learned term (hybrid only; see the module docstring); each hit then reports the
+    term it got. Cost: one embedding, one matvec over all drawers, one sparse BM25 pass, and
+    sorting the top candidates. A query longer than :data:`MAX_QUERY` characters is read up to
+    there.
+    """
+    query = query[:MAX_QUERY]
+    if mode not in MODES:
+        raise ValidationError(f"mode must be one of {', '.join(MODES)}")
+    pheromone = float(pheromone)
+    if not 0.0 <= pheromone <= MAX_PHEROMONE_WEIGHT:
+        raise ValidationError(f"pheromone must be between 0 and {MAX_PHEROMONE_WEIGHT:g}")
+    if pheromone and mode != "hybrid":
+        raise ValidationError("the pheromone term works with mode hybrid only")
+    if not query.strip():
+        raise ValidationError("query must not be empty")
+    store = palace.drawers
+    if store.size == 0:
+        return []
+    mask = store.mask(wing, room)
+    depth = max(MIN_DEPTH, DEPTH_PER_RESULT * limit)
+
+    vec = vector_scores(palace, query) if mode != "bm25" else None
+    bm = palace.text_index.scores(query, size=store.size) if mode != "vector" else None
+    if mode == "vector" and vec is None:
+        raise ValidationError("this palace has no vectors: run reindex or search with bm25")
+
+    vec_ranked = (fusion.rank(vec, mask, depth, positive=False) if vec is not None
+                  else np.empty(0, np.intp))
+    bm_ranked = fusion.rank(bm, mask, depth) if bm is not None else np.empty(0, np.intp)
+    fused = None
+    boost = None
+    if mode == "vector":
+        order = vec_ranked[:limit]
+    elif mode == "bm25" or vec is None:
+        order = bm_ranked[:limit]
+    elif mode == "blend":
+        fused = fusion.blend(vec, bm, alpha=0.6, mask=mask)
+        order = fusion.rank(fused, mask, limit, positive=False)
+    else:
+        fused = fusion.rrf([vec_ranked, bm_ranked], k=RRF_K, size=store.size)
+        if pheromone:
+            boost = pheromone_term(palace, fused > 0, pheromone)
+            fused = fused + boost
+        order = fusion.rank(fused, mask, limit)
+
+    vrank = {int(r): i + 1 for i, r in enumerate(vec_ranked)}
+    brank = {int(r): i + 1 for i, r in enumerate(bm_ranked)}
+    hits = []
+    for r in order:
+        r = int(r)
+        if fused is not None:
+            score = float(fused[r])
+        elif mode == "vector":
+            score = float(vec[r])
+        else:
+            score = float(bm[r])
+        hits.append(Hit(
+            drawer_id=store.ids[r], wing=store.wing[r], room=store.room[r],
+            content=store.content[r], score=score,
+            vector=float(vec[r]) if vec is not None and np.isfinite(vec[r]) else None,
+            bm25=float(bm[r]) if bm is not None else None,
+            vector_rank=vrank.get(r), bm25_rank=brank.get(r),
+            pheromone=None if boost is None else float(boost[r]),
+        ))
+    return hits

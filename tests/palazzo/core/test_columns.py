@@ -1,0 +1,76 @@
+import numpy as np
+
+from palazzo.core.columns import DrawerStore, EdgeTable
+from palazzo.core.model import EdgeKind
+
+
+def _add(store, i, wing="w", room="r"):
+    return store.add(f"d{i}", f"text {i}", wing, room, None, "", "", {"importance": 0.5})
+
+
+def test_rows_grow_amortised_and_are_reused_after_deletion():
+    store = DrawerStore(dim=4, capacity=2)
+    rows = [_add(store, i) for i in range(5)]
+    assert rows == [0, 1, 2, 3, 4] and store.capacity >= 5
+    store.set_vector(2, np.array([1, 0, 0, 0], np.float32))
+    assert store.remove("d2") == 2
+    assert not store.alive[2] and not store.has_vector[2] and not store.vectors[2].any()
+    assert _add(store, 9) == 2  # the freed row comes back first
+    assert len(store) == 5 and store.row_of["d9"] == 2
+
+
+def test_mask_filters_live_rows_by_wing_and_room():
+    store = DrawerStore(dim=2)
+    _add(store, 0, "a", "x")
+    _add(store, 1, "a", "y")
+    _add(store, 2, "b", "x")
+    store.remove("d0")
+    assert store.mask().tolist() == [False, True, True]
+    assert store.mask(wing="a").tolist() == [False, True, False]
+    assert store.mask(room="x").tolist() == [False, False, True]
+
+
+def test_switching_embedder_drops_vectors():
+    store = DrawerStore(dim=2)
+    store.set_fingerprint("hash-2")
+    _add(store, 0)
+    store.set_vector(0, np.array([0.6, 0.8], np.float32))
+    store.set_fingerprint("hash-2")
+    assert store.has_vector[0]
+    store.set_fingerprint("other")
+    assert not store.has_vector[0] and not store.vectors.any()
+
+
+def test_edges_deduplicate_and_keep_adjacency():
+    edges = EdgeTable()
+    a = edges.add(EdgeKind.HALL, "room:w/a", "room:w/b", {"hall_type": "corridor"})
+    assert edges.add(EdgeKind.HALL, "room:w/a", "room:w/b") == a
+    b = edges.add(EdgeKind.TUNNEL, "room:w/a", "room:v/a")
+    assert edges.columns["base_cost"][a] == 0.5 and edges.columns["base_cost"][b] == 0.7
+    assert sorted(edges.touching("room:w/a")) == [a, b]
+    for _ in range(40):  # growth past the initial capacity
+        edges.add(EdgeKind.RELATES_TO, f"e{_}", "x")
+    edges.remove(a)
+    assert edges.find(EdgeKind.HALL, "room:w/a", "room:w/b") is None
+    assert edges.touching("room:w/a") == [b]
+    assert len(edges) == 41
+
+
+def test_chunk_rows_are_freed_reused_and_scored_by_the_best_chunk():
+    store = DrawerStore(dim=2)
+    for i in range(3):
+        _add(store, i)
+    e0, e1 = np.eye(2, dtype=np.float32)
+    store.set_chunks(0, np.stack([e0, e1]))
+    store.set_chunks(2, np.stack([e1, e1, np.zeros(2, np.float32)]))  # zero chunk left out
+    assert len(store.chunks) == 4 and store.chunks.of_row == {0: [0, 1], 2: [2, 3]}
+    assert np.allclose(store.vectors[0], [2**-0.5, 2**-0.5]) and store.has_vector[0]
+    best = store.chunks.best(e0, store.size)
+    assert best.tolist() == [1.0, -np.inf, 0.0]
+    assert store.chunks.drawer_row.dtype == np.intp
+    store.remove("d0")
+    assert len(store.chunks) == 2 and not store.chunks.alive[:2].any()
+    store.set_chunks(1, np.stack([e0, e1, e0]))
+    assert sorted(store.chunks.of_row[1]) == [0, 1, 4]  # freed slots first, then growth
+    store.set_vector(1, e0)  # a single vector replaces the chunks
+    assert 1 not in store.chunks.of_row and len(store.chunks) == 2

@@ -1,0 +1,235 @@
+"""Snapshot + journal persistence: fault injection at every byte, failed writes, compaction
+crashes, read-only second writers."""
+
+import contextlib
+
+import pytest
+
+from palazzo import call
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.errors import ValidationError
+from palazzo.formats.palacefile import export_palace
+from palazzo.palace import Palace
+from palazzo.persist.library import Library
+from palazzo.persist.palacestore import PalaceStore, ReadOnly, journal_name
+from palazzo.persist.storage import MemoryRoot, MemorySpace, StorageError
+
+
+def ticking(start=1_700_000_000.0):
+    t = [start]
+
+    def clock():
+        t[0] += 1.0
+        return t[0]
+
+    return clock
+
+
+def make(**kw):
+    # A small dimension keeps records short: the byte-by-byte tests boot once per byte, and
+    # a record carries the vectors its operation made.
+    return Palace(embedder=HashEmbedder(dim=16), clock=lambda: 0.0, **kw)
+
+
+def state(store):
+    return export_palace(store.palace, vectors="float32", exported_at=0.0)
+
+
+OPS = [
+    ("add_drawer", {"wing": "work", "room": "palazzo", "content": "The journal is synced."}),
+    ("add_drawer", {"wing": "work", "room": "notes", "content": "Snapshots compact it."}),
+    ("add_drawer", {"wing": "home", "room": "notes", "content": "Buy lentils."}),
+    ("pheromone_deposit", {"path": [["room:work/notes", "room:home/notes", "TUNNEL"]]}),
+    ("decay_now", {"cycles": 3}),
+    ("add_drawer", {"wing": "home", "room": "garden", "content": "Basil needs sun."}),
+]
+
+
+def copy_space(space, journal_bytes=None, gen=None):
+    out = MemorySpace()
+    for name in space.names():
+        out.write(name, space.read(name))
+    if journal_bytes is not None:
+        out.write(journal_name(gen), journal_bytes)
+    return out
+
+
+def run_ops(store):
+    states = [state(store)]
+    for name, args in OPS:
+        store.call(name, args)
+        states.append(state(store))
+    return states
+
+
+def test_boot_after_a_cut_at_every_byte_gives_the_last_acknowledged_state():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking())
+    states = run_ops(store)
+    gen = store.status.generation
+    data = space.read(journal_name(gen))
+    assert store.status.journal_records == len(OPS)
+    # Record boundaries, from the journal itself.
+    from palazzo.persist import journal
+
+    ends = [0]
+    for r in journal.scan(data).records:
+        ends.append(ends[-1] + len(journal.encode(r)))
+    start = ends[-4]  # the last three records, byte by byte
+    for cut in range(start, len(data) + 1):
+        again = PalaceStore(copy_space(space, data[:cut], gen), make, clock=ticking())
+        whole = sum(e <= cut for e in ends[1:])
+        assert state(again) == states[whole], cut
+        assert again.status.replayed == whole
+        assert again.status.dropped_bytes == cut - ends[whole]
+        assert (again.status.problem is None) == (cut == ends[whole])
+
+
+def test_a_corrupt_tail_is_cut_off_and_writing_goes_on_after_it():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking())
+    states = run_ops(store)
+    gen = store.status.generation
+    data = bytearray(space.read(journal_name(gen)))
+    data[-3] ^= 0xFF
+    space.write(journal_name(gen), bytes(data))
+    again = PalaceStore(space, make, clock=ticking())
+    assert state(again) == states[-2]
+    assert "checksum" in again.status.problem and again.status.dropped_bytes > 0
+    again.call("add_drawer", {"wing": "x", "room": "y", "content": "after the cut"})
+    third = PalaceStore(space, make, clock=ticking())
+    assert third.status.problem is None
+    assert state(third) == state(again)
+
+
+class FailingSpace(MemorySpace):
+    def __init__(self):
+        super().__init__()
+        self.fail_appends = False
+        self.writes_left = None
+
+    def append(self, name, data):
+        if self.fail_appends:
+            raise StorageError("disk full")
+        super().append(name, data)
+
+    def write(self, name, data):
+        if self.writes_left is not None:
+            if self.writes_left == 0:
+                raise StorageError("crash")
+            self.writes_left -= 1
+        super().write(name, data)
+
+
+def test_a_failed_append_is_not_acknowledged_and_memory_matches_disk():
+    space = FailingSpace()
+    store = PalaceStore(space, make, clock=ticking())
+    store.call(*OPS[0])
+    before = state(store)
+    space.fail_appends = True
+    with pytest.raises(StorageError, match="disk full"):
+        store.call(*OPS[1])
+    assert state(store) == before
+    space.fail_appends = False
+    assert state(PalaceStore(space, make, clock=ticking())) == before
+
+
+def test_a_crash_at_any_step_of_compaction_boots_to_the_same_palace():
+    for steps in range(4):
+        space = FailingSpace()
+        store = PalaceStore(space, make, clock=ticking())
+        states = run_ops(store)
+        space.writes_left = steps
+        with contextlib.suppress(StorageError):
+            store.compact()
+        space.writes_left = None
+        assert state(PalaceStore(space, make, clock=ticking())) == states[-1], steps
+
+
+def test_compaction_keeps_one_generation_and_the_same_palace():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking(), compact_records=4)
+    states = run_ops(store)
+    assert store.status.generation >= 2
+    assert len([n for n in space.names() if n.startswith("snapshot-")]) == 1
+    assert len([n for n in space.names() if n.startswith("journal-")]) == 1
+    assert state(PalaceStore(space, make, clock=ticking())) == states[-1]
+
+
+def test_bad_operations_write_nothing_and_reads_are_not_journaled():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking())
+    with pytest.raises(ValidationError):
+        store.call("add_drawer", {"wing": "w", "room": "r", "content": "   "})
+    store.call("search", {"query": "anything"})
+    store.call("palace_status")
+    assert store.status.journal_records == 0
+    assert space.read(journal_name(store.status.generation)) == b""
+
+
+def test_replay_runs_with_the_recorded_clock():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking(5000.0))
+    out = store.call("add_drawer", {"wing": "w", "room": "r", "content": "when?"})
+    did = out["drawer_id"]
+    when = store.palace.drawer(did).created_at
+    assert when > 5000.0  # the store's clock at the call, not the palace's (0.0)
+    assert PalaceStore(space, make, clock=ticking(9e9)).palace.drawer(did).created_at == when
+
+
+def test_library_new_open_delete_and_read_only_second_writer():
+    root = MemoryRoot()
+    lib = Library(root, make, clock=ticking())
+    lib.new_palace("Work notes")
+    lib.store.call(*OPS[0])
+    with pytest.raises(ValidationError, match="exists already"):
+        lib.new_palace("Work notes")
+    with pytest.raises(ValidationError):
+        lib.new_palace("../escape")
+    other = Library(root, make, clock=ticking())
+    opened = other.open_palace("Work notes")
+    assert opened["status"]["read_only"] is True
+    with pytest.raises(ReadOnly):
+        other.store.call(*OPS[1])
+    assert other.store.palace.counts()["drawers"] == 1
+    assert lib.list_palaces()["palaces"] == ["Work notes"]
+    with pytest.raises(ValidationError, match="confirm"):
+        lib.delete_palace("Work notes", confirm="work notes")
+    lib.delete_palace("Work notes", confirm="Work notes")
+    assert lib.list_palaces() == {"palaces": [], "open": None, "backend": "memory"}
+
+
+def test_import_and_reindex_are_saved_as_snapshots_and_vectors_wait_for_their_embedder():
+    space = MemorySpace()
+    source = make()
+    source.add_drawer("w", "r", "imported text")
+    doc = export_palace(source, vectors="float32", exported_at=0.0)
+    bare = PalaceStore(space, lambda **kw: Palace(clock=lambda: 0.0, **kw), clock=ticking())
+    gen = bare.status.generation
+    bare.call("import", {"document": doc, "reindex": False})
+    assert bare.status.generation == gen + 1 and bare.status.journal_records == 0
+    # Booted without an embedder (a browser before MiniLM): the vectors are kept...
+    again = PalaceStore(space, lambda **kw: Palace(clock=lambda: 0.0, **kw), clock=ticking())
+    assert again.palace.drawers.has_vector[0]
+    assert export_palace(again.palace, vectors="float32", exported_at=0.0)["palace"][
+        "vectors"] == doc["palace"]["vectors"]
+    # ...and attaching the same embedder adopts them: nothing to re-embed.
+    again.palace.set_embedder(HashEmbedder(dim=16))
+    assert again.call("reindex")["embedded"] == 0
+    assert call(again.palace, "search", {"query": "imported", "mode": "vector"})["results"]
+
+
+def test_signing_keys_are_kept_beside_the_journal_and_tokens_verify_after_a_reboot():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking())
+    store.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
+    turn = store.call("list_turns", {"conversation": "c"})["turns"][0]["id"]
+    bundle = store.call("slice_context", {"anchor": turn})["bundle"]
+    assert space.read("keys.json") is not None
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.call("verify_token", {"bundle": bundle})["valid"] is True
+    again.call("rotate_key")
+    third = PalaceStore(space, make, clock=ticking())
+    assert third.call("verify_token", {"bundle": bundle})["valid"] is True  # old key verifies
+    section = export_palace(third.palace, vectors=None, exported_at=0)["palace"]["provenance"]
+    assert section["keys"] == "not exported"
