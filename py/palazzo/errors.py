@@ -1,11 +1,30 @@
-"""The one error family every palazzo failure belongs to.
+"""Every error palazzo raises on purpose, in one place.
 
 Hosts turn a :class:`PalazzoError` into a structured error for their caller (an RPC reply in
-the browser, a one-line message in the CLI, an MCP error), so messages are written for the
-person who has to act on them.
+the browser, a one-line message in the CLI, an MCP tool error), so messages are written for the
+person who has to act on them, and each class carries a stable ``code``::
+
+    PalazzoError                 palazzo_error       the family; never raised bare by the engine
+    ├── ValidationError          invalid_arguments   arguments do not fit; nothing was changed
+    │   └── NotAdmissible        not_admissible      a slice bundle or token failed verification
+    ├── UnknownOperation         unknown_operation   no operation of that name
+    ├── NotFound                 not_found           no such drawer, wing, room, entity, turn...
+    ├── ImportRejected           import_rejected     a file failed validation; nothing changed
+    ├── ImportInterrupted        import_interrupted  a checked plan failed part-way
+    ├── StorageError             storage_error       disk full, permissions, a lost handle
+    ├── ReadOnly                 read_only           another tab or process holds the palace
+    └── WeightsError             embedder_weights    the MiniLM weights are missing or wrong
+
+    RpcError                     (a JSON-RPC number) the MCP wire's error answer: a protocol
+                                                     reply, not a palace failure
+
+Control-flow exceptions that never leave their module (``_Refused`` and the like) stay private
+to it.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class PalazzoError(Exception):
@@ -27,6 +46,17 @@ class ValidationError(PalazzoError):
     code = "invalid_arguments"
 
 
+class NotAdmissible(ValidationError):
+    """A bundle or token failed verification; ``verdict`` (a provenance ``Verdict``, with
+    ``reason`` and ``detail``) says why."""
+
+    code = "not_admissible"
+
+    def __init__(self, verdict: Any) -> None:
+        super().__init__(f"not admissible ({verdict.reason}): {verdict.detail}")
+        self.verdict = verdict
+
+
 class UnknownOperation(PalazzoError):
     """A host asked for an operation name the registry does not have."""
 
@@ -43,3 +73,51 @@ class ImportRejected(PalazzoError):
     """A palace file failed validation; the open palace was left as it was."""
 
     code = "import_rejected"
+
+
+class ImportInterrupted(PalazzoError):
+    """A checked plan failed part-way while being applied; the calls before it stay applied.
+
+    Applying the same plan again finishes it: what is already there is not added twice.
+    """
+
+    code = "import_interrupted"
+
+
+class StorageError(PalazzoError):
+    """Storage failed (disk full, permissions, a lost handle); the message says what."""
+
+    code = "storage_error"
+
+
+class ReadOnly(PalazzoError):
+    """The palace is open for writing elsewhere (another tab or process); this copy reads."""
+
+    code = "read_only"
+
+
+class WeightsError(PalazzoError):
+    """The MiniLM weights file is missing, unreadable or not a palazzo ``minilm.npz``."""
+
+    code = "embedder_weights"
+
+
+class RpcError(Exception):
+    """A JSON-RPC error to answer a request with (``code``, message, optional ``data``).
+
+    Outside the :class:`PalazzoError` family on purpose: its ``code`` is the protocol's number
+    (-32700 parse error, -32602 invalid params, ...), and it is an answer on the MCP wire, not
+    a failure of the palace.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-RPC ``error`` member."""
+        out: dict[str, Any] = {"code": self.code, "message": str(self)}
+        if self.data is not None:
+            out["data"] = self.data
+        return out

@@ -17,10 +17,11 @@ import pytest
 import palazzo
 from palazzo import call
 from palazzo.embed.hashing import HashEmbedder
+from palazzo.errors import ReadOnly
 from palazzo.formats.palacefile import export_palace
 from palazzo.palace import Palace
 from palazzo.persist.directory import PalaceDirectory
-from palazzo.persist.palacestore import PalaceStore, ReadOnly
+from palazzo.persist.palacestore import PalaceStore
 from palazzo.persist.storage import DirectoryRoot, DirectorySpace
 
 pytestmark = pytest.mark.cpython_only

@@ -142,7 +142,8 @@ def test_the_circle_finder_finds_a_circle():
 
 
 def test_the_registry_and_core_import_no_operation_module_and_no_palace():
-    bottom = [m for m in MODULES if m == "palazzo.ops.registry" or layer(m) <= layer("palazzo.core")]
+    bottom = [m for m in MODULES
+              if m == "palazzo.ops.registry" or layer(m) <= layer("palazzo.core")]
     reach = {m: sorted(t for t in GRAPH[m] if t == "palazzo.palace" or
                        (t.startswith("palazzo.ops") and t != "palazzo.ops.registry"))
              for m in bottom}
@@ -152,3 +153,28 @@ def test_the_registry_and_core_import_no_operation_module_and_no_palace():
 def test_the_engine_below_the_hosts_never_imports_the_package_face():
     assert sorted(m for m, ts in GRAPH.items() if "palazzo" in ts and m != "palazzo.__main__") \
         == []
+
+
+def test_every_public_error_class_lives_in_errors():
+    from palazzo import errors
+
+    family = {n for n, v in vars(errors).items() if isinstance(v, type)
+              and issubclass(v, BaseException)} | {"Exception", "ValueError", "RuntimeError",
+                                                    "KeyError", "TypeError", "OSError"}
+    outside = sorted(
+        f"{m}.{node.name}" for m, path in MODULES.items() if m != "palazzo.errors"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+        and any(isinstance(b, ast.Name) and b.id in family for b in node.bases))
+    assert outside == []
+
+
+def test_the_error_tree_names_every_error_with_its_own_code():
+    from palazzo import errors
+
+    classes = [v for v in vars(errors).values() if isinstance(v, type)
+               and issubclass(v, errors.PalazzoError)]
+    codes = [c.code for c in classes]
+    assert len(set(codes)) == len(codes)
+    for cls in classes:
+        assert f"{cls.__name__} " in errors.__doc__ and cls.code in errors.__doc__

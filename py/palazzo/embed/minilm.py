@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from palazzo.embed.wordpiece import Encoding, WordPiece
-from palazzo.errors import PalazzoError
+from palazzo.errors import WeightsError
 
 ENV_VAR = "PALAZZO_MINILM"
 VARIANT = "fp16"
@@ -47,10 +47,6 @@ WORD_TABLE = "embeddings.word_embeddings.weight"
 BATCH_TOKENS = 1024
 
 
-class WeightsError(PalazzoError):
-    """The MiniLM weights file is missing, unreadable or not a palazzo ``minilm.npz``."""
-
-    code = "embedder_weights"
 
 
 def default_weights_path() -> Path:

@@ -70,8 +70,7 @@ def install_hooks(bridge: Bridge) -> None:
     import js
     from pyodide.ffi import JsException
 
-    from palazzo.errors import PalazzoError
-    from palazzo.persist.storage import StorageError
+    from palazzo.errors import PalazzoError, StorageError
 
     bridge.on_change = lambda: js.palazzoScheduleFlush()
 

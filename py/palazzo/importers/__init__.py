@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from palazzo.core.model import clean_name, drawer_id
-from palazzo.errors import ImportRejected, PalazzoError
+from palazzo.errors import ImportInterrupted, ImportRejected, PalazzoError
 
 if TYPE_CHECKING:
     import sqlite3
@@ -58,13 +58,6 @@ __all__ = [
 ]
 
 
-class ImportInterrupted(PalazzoError):
-    """A checked plan failed part-way while being applied; the calls before it stay applied.
-
-    Applying the same plan again finishes it: what is already there is not added twice.
-    """
-
-    code = "import_interrupted"
 
 
 @dataclass(slots=True, frozen=True)

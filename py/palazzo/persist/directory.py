@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from palazzo.errors import PalazzoError
+from palazzo.errors import PalazzoError, ReadOnly
 from palazzo.palace import Palace
-from palazzo.persist.palacestore import KEYS, PalaceStore, ReadOnly
+from palazzo.persist.palacestore import KEYS, PalaceStore
 from palazzo.persist.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
 
 

@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from palazzo.errors import ValidationError
+from palazzo.errors import ReadOnly, ValidationError
 from palazzo.ops import REGISTRY, Operation, Registry
 from palazzo.ops.registry import obj
 from palazzo.palace import Palace
-from palazzo.persist.palacestore import PalaceStore, ReadOnly
+from palazzo.persist.palacestore import PalaceStore
 from palazzo.persist.storage import Root, Space, check_palace_name
 
 

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palazzo.embed.recorded import RecordedEmbedder, RecordingEmbedder
-from palazzo.errors import NotFound, PalazzoError, ValidationError
+from palazzo.errors import NotFound, PalazzoError, ReadOnly, ValidationError
 from palazzo.formats.palacefile import export_palace, read_palace
 from palazzo.ops import REGISTRY, Registry
 from palazzo.palace import Palace
@@ -76,10 +76,6 @@ COMPACT_BYTES = 32 << 20
 SNAPSHOT_OPS = frozenset({"import", "reindex"})
 
 
-class ReadOnly(PalazzoError):
-    """The palace is open for writing elsewhere (another tab or process); this copy reads."""
-
-    code = "read_only"
 
 
 def snapshot_name(gen: int) -> str:

@@ -18,15 +18,11 @@ import re
 from pathlib import Path
 from typing import Protocol
 
-from palazzo.errors import NotFound, PalazzoError, ValidationError
+from palazzo.errors import NotFound, StorageError, ValidationError
 
 PALACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}")
 
 
-class StorageError(PalazzoError):
-    """Storage failed (disk full, permissions, a lost handle); the message says what."""
-
-    code = "storage_error"
 
 
 def check_palace_name(name: str) -> str:

@@ -55,7 +55,7 @@ from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from palazzo.errors import ImportRejected, NotFound, PalazzoError, ValidationError
+from palazzo.errors import ImportRejected, NotAdmissible, NotFound, PalazzoError, ValidationError
 from palazzo.memory.conversation import (
     EDGE_TYPES,
     PHASES,
@@ -87,14 +87,6 @@ _POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _KEY_ID = re.compile(r"key_[0-9a-f]{16}")
 
 
-class NotAdmissible(ValidationError):
-    """A bundle or token failed verification; ``verdict`` says why."""
-
-    code = "not_admissible"
-
-    def __init__(self, verdict: Verdict) -> None:
-        super().__init__(f"not admissible ({verdict.reason}): {verdict.detail}")
-        self.verdict = verdict
 
 
 class _Refused(Exception):

@@ -379,7 +379,7 @@ def test_malformed_exports_are_rejected(tmp_path):
 
 
 def test_progress_and_interrupted_apply(tmp_path):
-    from palazzo.importers import ImportInterrupted
+    from palazzo.errors import ImportInterrupted
 
     plan = plan_chats(write(tmp_path / "conversations.json", chatgpt_export()))
     palace = Palace()

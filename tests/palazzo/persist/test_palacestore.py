@@ -7,12 +7,12 @@ import pytest
 
 from palazzo import call
 from palazzo.embed.hashing import HashEmbedder
-from palazzo.errors import ValidationError
+from palazzo.errors import ReadOnly, StorageError, ValidationError
 from palazzo.formats.palacefile import export_palace
 from palazzo.palace import Palace
 from palazzo.persist.library import Library
-from palazzo.persist.palacestore import PalaceStore, ReadOnly, journal_name
-from palazzo.persist.storage import MemoryRoot, MemorySpace, StorageError
+from palazzo.persist.palacestore import PalaceStore, journal_name
+from palazzo.persist.storage import MemoryRoot, MemorySpace
 
 
 def ticking(start=1_700_000_000.0):

@@ -6,15 +6,15 @@ import pytest
 from palazzo.core.model import EdgeKind
 from palazzo.embed import registry as embedders
 from palazzo.embed.hashing import HashEmbedder
-from palazzo.errors import PalazzoError, ValidationError
+from palazzo.errors import PalazzoError, ReadOnly, StorageError, ValidationError
 from palazzo.formats.palacefile import export_palace
 from palazzo.ops import REGISTRY, Operation, Registry
 from palazzo.ops.registry import obj
 from palazzo.palace import MAX_CONTENT, Palace
 from palazzo.persist import journal
 from palazzo.persist.journal import Record
-from palazzo.persist.palacestore import PalaceStore, ReadOnly, journal_name
-from palazzo.persist.storage import MemorySpace, StorageError
+from palazzo.persist.palacestore import PalaceStore, journal_name
+from palazzo.persist.storage import MemorySpace
 
 TEXTS = ["the garden needs water in the morning", "water the garden in the evening",
          "morning walks by the river", "the river floods in spring", "spring garden plans",

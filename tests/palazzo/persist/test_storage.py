@@ -7,11 +7,11 @@ import stat
 import pytest
 
 from palazzo.embed.hashing import HashEmbedder
-from palazzo.errors import NotFound, ValidationError
+from palazzo.errors import NotFound, ReadOnly, ValidationError
 from palazzo.formats.palacefile import export_palace
 from palazzo.palace import Palace
 from palazzo.persist.library import Library
-from palazzo.persist.palacestore import PalaceStore, ReadOnly
+from palazzo.persist.palacestore import PalaceStore
 from palazzo.persist.storage import (
     DirectoryRoot,
     MemoryRoot,

@@ -101,7 +101,7 @@ from typing import Any, BinaryIO, TextIO
 
 from palazzo._version import __version__
 from palazzo.core import jsontext
-from palazzo.errors import PalazzoError
+from palazzo.errors import PalazzoError, RpcError
 from palazzo.palace import Palace
 from palazzo.persist.directory import (  # noqa: F401  (re-exported for callers)
     DEFAULT_PALACE,
@@ -154,20 +154,6 @@ PROMPT_NAME = "palace_protocol"
 DEFAULT_AGENT = "assistant"
 
 
-class RpcError(Exception):
-    """A JSON-RPC error to answer a request with (``code``, message, optional ``data``)."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.data = data
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-RPC ``error`` member."""
-        out: dict[str, Any] = {"code": self.code, "message": str(self)}
-        if self.data is not None:
-            out["data"] = self.data
-        return out
 
 
 # -- the palace_protocol prompt -------------------------------------------------------------
