@@ -48,7 +48,6 @@ BATCH_TOKENS = 1024
 
 
 
-
 def default_weights_path() -> Path:
     """Return the documented per-user location ``~/.cache/palazzo/minilm-fp16.npz``.
 

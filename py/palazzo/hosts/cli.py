@@ -32,10 +32,14 @@ class ProgressBar:
 
 
 def make_embedder(name: str):
-    """Return the embedder called ``name`` (minilm needs its weights: see README)."""
+    """Return the embedder called ``name`` (see :mod:`palazzo.embed.registry`); when ``auto``
+    could not pick MiniLM, say so on stderr."""
     from palazzo.embed import registry
 
-    return registry.make(name)
+    choice = registry.choose(name)
+    if choice.picked != "minilm" and name == "auto":
+        sys.stderr.write(f"palazzo: embedder {choice.describe()}\n")
+    return choice.embedder
 
 
 # -- commands on a palace directory ----------------------------------------------------------
@@ -46,13 +50,13 @@ def _open(args, create: bool = True):
     """Return the palace directory of ``--palace`` opened with ``--embedder`` (writer, or
     read-only when another process holds it)."""
     from palazzo.palace import Palace
-    from palazzo.persist.directory import PalaceDirectory, embedder_named
+    from palazzo.persist.directory import PalaceDirectory
 
     path = Path(args.palace).expanduser()
     if not create and not (path.is_dir() and any(p.name.startswith("snapshot-")
                                                  for p in path.iterdir())):
         raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
-    embedder = embedder_named(args.embedder)
+    embedder = make_embedder(args.embedder)
     d = PalaceDirectory(path, lambda **kw: Palace(embedder=embedder, **kw))
     _OPENED.append(d)  # main() releases its lock when the command ends
     return d
@@ -227,7 +231,7 @@ def _import_graphpalace(args) -> int:
 def _mcp(args) -> int:
     from palazzo.hosts.mcp import server as mcp
 
-    return mcp.main(Path(args.palace), mcp.embedder_named(args.embedder))
+    return mcp.main(Path(args.palace), make_embedder(args.embedder))
 
 
 def _serve(args) -> int:
@@ -358,7 +362,8 @@ def _write(path: str, result: dict) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    from palazzo.persist.directory import EMBEDDERS, default_palace
+    from palazzo.embed.registry import NAMES as EMBEDDERS
+    from palazzo.persist.directory import default_palace
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--palace", default=str(default_palace()),

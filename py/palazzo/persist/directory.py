@@ -1,8 +1,8 @@
 """A palace directory opened by one process (CLI, MCP server), and how hosts pick it.
 
-``default_palace`` says where the palace lives when no ``--palace`` is given,
-``embedder_named`` turns ``--embedder`` into an embedder, and :class:`PalaceDirectory` opens the
-directory as its writer or read-only beside another process.
+``default_palace`` says where the palace lives when no ``--palace`` is given, and
+:class:`PalaceDirectory` opens the directory as its writer or read-only beside another process
+(embedders by name come from :mod:`palazzo.embed.registry`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ def default_palace() -> Path:
 
 
 DEFAULT_PALACE = default_palace()
-EMBEDDERS = ("auto", "minilm", "tfidf", "hash")
 
 
 class PalaceDirectory:
@@ -255,16 +254,3 @@ class PalaceDirectory:
                 st = p.stat()
                 out.append((p.name, st.st_size, st.st_mtime_ns, st.st_ino))
         return tuple(out)
-
-
-def embedder_named(name: str) -> Any:
-    """Return the embedder for ``--embedder``: minilm, tfidf, hash, or auto (minilm when its
-    weights are found, else hash)."""
-    from palazzo.embed import registry
-
-    if name == "auto":
-        try:
-            return registry.make("minilm")
-        except (PalazzoError, ImportError, OSError):
-            return registry.make("hash")
-    return registry.make(name)

@@ -101,14 +101,13 @@ from typing import Any, BinaryIO, TextIO
 
 from palazzo._version import __version__
 from palazzo.core import jsontext
+from palazzo.embed import registry
 from palazzo.errors import PalazzoError, RpcError
 from palazzo.palace import Palace
 from palazzo.persist.directory import (  # noqa: F401  (re-exported for callers)
     DEFAULT_PALACE,
-    EMBEDDERS,
     PalaceDirectory,
     default_palace,
-    embedder_named,
 )
 
 SERVER_INFO = {"name": "palazzo", "version": __version__}
@@ -902,7 +901,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add ``--palace`` and ``--embedder`` to ``parser`` (also used by ``palazzo mcp``)."""
     parser.add_argument("--palace", default=str(default_palace()),
                         help="palace directory, created if missing (default: %(default)s)")
-    parser.add_argument("--embedder", default="auto", choices=EMBEDDERS,
+    parser.add_argument("--embedder", default="auto", choices=registry.NAMES,
                         help="auto: minilm when its weights are found, else hash")
     return parser
 
@@ -914,11 +913,12 @@ def command(argv: list[str] | None = None) -> int:
         prog="palazzo mcp", description="Serve a palace to MCP clients over stdio.")
     ).parse_args(argv)
     try:
-        embedder = embedder_named(args.embedder)
+        choice = registry.choose(args.embedder)
     except PalazzoError as err:
         _log(str(err))
         return 1
-    return main(Path(args.palace), embedder)
+    _log(f"embedder {choice.describe()}")
+    return main(Path(args.palace), choice.embedder)
 
 
 if __name__ == "__main__":
