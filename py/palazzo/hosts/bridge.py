@@ -1,21 +1,52 @@
-"""The RPC endpoint hosts put in front of the registry.
+"""The RPC endpoint hosts put in front of the engine session, and the typed hooks a host
+plugs into it.
 
 The browser worker receives ``{"id", "name", "args"}`` requests from the page and answers
-``{"id", "ok": true, "result"}`` or ``{"id", "ok": false, "error": {...}}``. The bridge is
-plain Python (no ``js`` import) so the same code is tested under CPython.
+``{"id", "ok": true, "result"}`` or ``{"id", "ok": false, "error": {...}}``. The Panel
+interface calls :meth:`Bridge.call` directly. Either way a call passes two layers: the bridge
+looks the operation up once and hands it to the session (the open palace's store, which
+journals it) or runs it on a bare palace. The bridge is plain Python (no ``js`` import) so
+the same code is tested under CPython.
 """
 
 from __future__ import annotations
 
 import json
 import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from palazzo.core import jsontext
+from palazzo.embed import Embedder
 from palazzo.errors import PalazzoError, ValidationError
 from palazzo.ops import Registry, default_registry
 from palazzo.palace import Palace
 from palazzo.persist.library import LIBRARY_REGISTRY
+
+Result = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Hooks:
+    """What hosts plug into a bridge; each stays None until a host sets it.
+
+    The worker sets the first three (services of the browser), the Panel interface the last
+    three (how the worker reaches the views).
+    """
+
+    # The embedder palaces opened from now on get (MiniLM, once the page sent its weights).
+    embedder: Embedder | None = None
+    # Wait until every change so far is durably written; raises StorageError when one failed.
+    persist: Callable[[], Awaitable[None]] | None = None
+    # Run a library operation (open, new, delete palace) where the palace locks are held.
+    library_call: Callable[[str, dict[str, Any]], Awaitable[Result]] | None = None
+    # Redraw the views after a change made elsewhere (the page's RPC, a reload).
+    refresh_ui: Callable[[], None] | None = None
+    # Redraw the status line (background embedding progress).
+    refresh_status: Callable[[], None] | None = None
+    # The writer of the read-only palace of this name has gone: offer to take over.
+    lock_free: Callable[[str], None] | None = None
 
 
 class Bridge:
@@ -31,9 +62,7 @@ class Bridge:
         # Set by a host: called after every call that may have changed something (the
         # browser worker then writes the changes to storage).
         self.on_change: Any = None
-        # Host services the interface may use, e.g. "open_palace": an async function of a
-        # palace name that loads its files first (the browser reads them asynchronously).
-        self.hooks: dict[str, Any] = {}
+        self.hooks = Hooks()
 
     @property
     def palace(self) -> Palace:
@@ -44,15 +73,28 @@ class Bridge:
             return self.library.store.palace
         return self._palace
 
-    def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    def call(self, name: str, args: dict[str, Any] | None = None) -> Result:
         """Run one operation and return its result; errors propagate as exceptions.
 
         With a library, mutating operations are journaled (acknowledged once written) and the
         library operations (list_palaces, new_palace, open_palace, delete_palace,
-        storage_status) are answered here.
+        storage_status) are answered here. The operation is looked up once (UnknownOperation
+        for a name no registry has) and its arguments checked before anything runs.
         """
-        result = self._call(name, args)
-        if self.on_change is not None and self.mutates(name):
+        args = {} if args is None else args
+        if self.library is None:
+            op = self.registry.check(name, args)
+            result = op.run(self._palace, args)
+        elif name in LIBRARY_REGISTRY.names():
+            op = LIBRARY_REGISTRY.check(name, args)
+            result = op.run(self.library, args)
+        else:
+            store = self.library.store
+            if store is None:
+                raise ValidationError("no palace is open: open or create one")
+            op = store.registry.check(name, args)
+            result = store.run(op, args)
+        if op.mutates and self.on_change is not None:
             self.on_change()
         return result
 
@@ -62,15 +104,6 @@ class Bridge:
         if self.library is not None and name in LIBRARY_REGISTRY.names():
             return LIBRARY_REGISTRY.get(name).mutates
         return self.registry.get(name).mutates
-
-    def _call(self, name: str, args: dict[str, Any] | None) -> dict[str, Any]:
-        if self.library is None:
-            return self.registry.call(self._palace, name, args)
-        if name in LIBRARY_REGISTRY.names():
-            return LIBRARY_REGISTRY.call(self.library, name, args)
-        if self.library.store is None:
-            raise ValidationError("no palace is open: open or create one")
-        return self.library.store.call(name, args)
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer one request dict with a reply dict; never raises.

@@ -46,7 +46,7 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
     first = name if name is not None else FIRST_PALACE
     root = QueuedRoot(kind, list(_py(names)), held=[first] if writable else [])
     # Palaces opened later get the embedder once it has arrived (attach_embedder).
-    library = Library(root, lambda **kw: Palace(embedder=bridge.hooks.get("embedder"), **kw))
+    library = Library(root, lambda **kw: Palace(embedder=bridge.hooks.embedder, **kw))
     bridge = Bridge(library=library)
     if name is not None:
         root.load(name, _py(files) or {})
@@ -89,8 +89,8 @@ def install_hooks(bridge: Bridge) -> None:
         err.code = error["code"]
         raise err
 
-    bridge.hooks["persist"] = persist
-    bridge.hooks["library_call"] = library_call
+    bridge.hooks.persist = persist
+    bridge.hooks.library_call = library_call
 
 
 def grant(bridge: Bridge, name: str, held: bool) -> None:
@@ -133,7 +133,7 @@ def reload_palace(bridge: Bridge, name: str, files: Any) -> None:
     root.spaces[name].drain()  # what the failed write did not reach is not on disk
     root.load(name, _py(files) or {})
     lib.reload()
-    hook = bridge.hooks.get("refresh_ui")
+    hook = bridge.hooks.refresh_ui
     if hook is not None:
         hook()
 
@@ -150,7 +150,7 @@ def read_only_palace(bridge: Bridge) -> str | None:
 def lock_free(bridge: Bridge, name: str) -> None:
     """The writer of read-only palace ``name`` has gone: tell the interface, which offers to
     take over writing (``open_palace`` again). Returns None."""
-    hook = bridge.hooks.get("lock_free")
+    hook = bridge.hooks.lock_free
     if hook is not None and read_only_palace(bridge) == name:
         hook(name)
 
@@ -193,7 +193,7 @@ def attach_embedder(bridge: Bridge, weights: Any) -> dict[str, Any]:
 
     data = weights.to_bytes() if hasattr(weights, "to_bytes") else bytes(weights)
     embedder = CachedEmbedder(MiniLMEmbedder(data))
-    bridge.hooks["embedder"] = embedder
+    bridge.hooks.embedder = embedder
     if bridge.library.store is None:
         return {"missing": 0}
     bridge.palace.set_embedder(embedder)
@@ -219,7 +219,7 @@ def embed_step(bridge: Bridge, limit: int = 16) -> dict[str, Any]:
 
 
 def _refresh_status(bridge: Bridge) -> None:
-    hook = bridge.hooks.get("refresh_status")
+    hook = bridge.hooks.refresh_status
     if hook is not None:
         hook()
 
@@ -229,7 +229,7 @@ def refresh_after(bridge: Bridge, name: str) -> None:
     the interface itself) may have changed the palace. Returns None."""
     from palazzo.errors import PalazzoError
 
-    hook = bridge.hooks.get("refresh_ui")
+    hook = bridge.hooks.refresh_ui
     if hook is None:
         return
     try:

@@ -58,7 +58,7 @@ from typing import Any
 from palazzo.embed.recorded import RecordedEmbedder, RecordingEmbedder
 from palazzo.errors import NotFound, PalazzoError, ReadOnly, ValidationError
 from palazzo.formats.palacefile import export_palace, read_palace
-from palazzo.ops import REGISTRY, Registry
+from palazzo.ops import REGISTRY, Operation, Registry
 from palazzo.palace import Palace
 from palazzo.persist import journal
 from palazzo.persist.journal import Record
@@ -324,26 +324,31 @@ class PalaceStore:
 
     # -- calls --------------------------------------------------------------------------------
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run an operation; a mutating one is journaled and synced before this returns.
+        """Run the operation ``name``: :meth:`run` after checking ``args`` against its schema
+        (bad arguments raise ValidationError; nothing ran, nothing to undo)."""
+        args = {} if args is None else args
+        return self.run(self.registry.check(name, args), args)
+
+    def run(self, op: Operation, args: dict[str, Any]) -> dict[str, Any]:
+        """Run ``op`` (from this store's ``registry.check``, so ``args`` fit its schema); a
+        mutating one is journaled and synced before this returns.
 
         Returns the operation's result. Raises what the operation raises (nothing changed,
         nothing written: a failure part-way reloads the palace from disk first), ReadOnly for a
         write on a read-only store (and for a read that would have to store a new signing
         key), StorageError when the record could not be written (the store then reloads from
-        disk).
+        disk). Hosts that already looked the operation up (the bridge) call this directly.
         """
-        op = self.registry.get(name)
-        args = {} if args is None else args
+        name = op.name
         if not op.mutates:
-            result = self.registry.call(self.palace, name, args)
+            result = op.run(self.palace, args)
             self._save_keys()
             return result
         if self.status.read_only:
             raise ReadOnly(self._read_only_reason())
-        self.registry.check(name, args)  # bad arguments: nothing ran, nothing to undo
         if name in SNAPSHOT_OPS:
             with _FrozenClock(self.palace, float(self.clock())):
-                result = self._run(name, args)
+                result = self._run(op, args)
             # Vectors are derived data: a partial reindex (a host embedding in steps) stays in
             # memory and is saved with the step that finishes; after a crash the missing
             # ones are embedded again.
@@ -376,7 +381,7 @@ class PalaceStore:
         self.palace.embedder = recorder
         try:
             with _FrozenClock(self.palace, clock):
-                result = self._run(name, args)
+                result = self._run(op, args)
         finally:
             if self.palace.embedder is recorder:  # (a rollback made a new palace)
                 self.palace.embedder = host
@@ -409,15 +414,15 @@ class PalaceStore:
                     self.status.problem, f"compaction failed (the journal goes on): {err}"]))
         return result
 
-    def _run(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _run(self, op: Operation, args: dict[str, Any]) -> dict[str, Any]:
         """Run a mutating operation; if it fails part-way, reload the palace from disk (so
         memory holds exactly what was acknowledged) and re-raise. An ``atomic`` operation's
         PalazzoError came before any change, so it needs no reload."""
         try:
-            return self.registry.call(self.palace, name, args)
+            return op.run(self.palace, args)
         except (ValidationError, NotFound):
             # An atomic operation refuses with these before it changes anything.
-            if not self.registry.get(name).atomic:
+            if not op.atomic:
                 self.boot()
             raise
         except BaseException:

@@ -107,7 +107,7 @@ def test_the_worker_gives_back_the_lock_of_a_palace_it_leaves_or_does_not_open()
 def test_the_worker_deletes_the_open_palace_and_creates_one_of_the_same_name():
     worker, bridge = worker_engine()
     refreshed = []
-    bridge.hooks["refresh_ui"] = lambda: refreshed.append(bridge.call("palace_status"))
+    bridge.hooks.refresh_ui = lambda: refreshed.append(bridge.call("palace_status"))
     worker.grant(bridge, "P", True)
     bridge.call("new_palace", {"name": "P"})
     bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "first life"})

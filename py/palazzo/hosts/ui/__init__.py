@@ -56,7 +56,7 @@ def build_app(bridge: Bridge) -> pn.viewable.Viewable:
     pn.config.raw_css = [*pn.config.raw_css, CSS]
     app = App(bridge)
     app.layout.palazzo_app = app
-    bridge.hooks["refresh_ui"] = app.ctx.changed  # changes made through the page's RPC
-    bridge.hooks["refresh_status"] = app.status.refresh  # background embedding progress
-    bridge.hooks["lock_free"] = app.files.lock_free  # a read-only palace's writer has gone
+    bridge.hooks.refresh_ui = app.ctx.changed  # changes made through the page's RPC
+    bridge.hooks.refresh_status = app.status.refresh  # background embedding progress
+    bridge.hooks.lock_free = app.files.lock_free  # a read-only palace's writer has gone
     return app.layout

@@ -17,6 +17,7 @@ from typing import Any
 import panel as pn
 
 from palazzo.errors import PalazzoError
+from palazzo.hosts.bridge import Bridge
 
 Row = Iterable[Any]
 
@@ -56,13 +57,12 @@ def html_pane(testid: str, text: str = "") -> pn.pane.HTML:
 class Context:
     """The bridge plus the refresh hooks of all views (one per document)."""
 
-    def __init__(self, bridge: Any) -> None:
+    def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
         self._listeners: list[Callable[[], None]] = []
-
-    def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run an operation; errors propagate (views show them with :meth:`attempt`)."""
-        return self.bridge.call(name, args or {})
+        # Views call the bridge itself (one layer: the bridge hands the looked-up operation
+        # to the palace's store); errors propagate, views show them with :meth:`attempt`.
+        self.call: Callable[..., dict[str, Any]] = bridge.call
 
     def attempt(self, pane: pn.pane.HTML, fn: Callable[[], Any], ok: str | None = None,
                 testid: str = "message") -> Any:
@@ -85,7 +85,7 @@ class Context:
         """Return once every change made so far is durably written; raise StorageError when
         a write failed. Hosts whose storage is asynchronous (the browser worker) give the
         ``persist`` hook; elsewhere a call has written its change before it returned."""
-        persist = self.bridge.hooks.get("persist")
+        persist = self.bridge.hooks.persist
         if persist is not None:
             await persist()
 
@@ -93,7 +93,7 @@ class Context:
         """Show ``ok`` in ``pane`` once the changes made so far are durably written, and the
         write's error instead when it failed ("Saving…" until then); returns None. Without
         a ``persist`` hook the change is already written, so ``ok`` shows at once."""
-        if self.bridge.hooks.get("persist") is None:
+        if self.bridge.hooks.persist is None:
             pane.object = message(ok, "ok", testid)
             return
         pane.object = message("Saving…", "info", testid)
@@ -113,7 +113,7 @@ class Context:
         its changes are written. In the browser the worker runs it (it takes the palace's
         writer lock and reads its files first); elsewhere the bridge does. Errors propagate.
         """
-        hook = self.bridge.hooks.get("library_call")
+        hook = self.bridge.hooks.library_call
         if hook is None:
             return self.call(name, args)
         return await hook(name, args)
