@@ -3,6 +3,8 @@ import json
 from palazzo import Palace
 from palazzo.hosts.bridge import Bridge
 from palazzo.ops import Operation, Registry
+from palazzo.persist.library import Library
+from palazzo.persist.storage import MemoryRoot
 
 
 def test_reply_carries_the_request_id_and_result():
@@ -148,3 +150,18 @@ def test_after_a_failed_write_the_worker_reboots_the_open_palace_from_storage():
     assert bridge.call("palace_status")["drawers"] == before
     bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "written"})
     assert [op for op, *_ in worker.drain(bridge)] == ["append"]
+
+
+def test_a_call_through_a_library_looks_its_operation_up_once_and_journals_it(monkeypatch):
+    root = MemoryRoot()
+    bridge = Bridge(library=Library(root, lambda **kw: Palace(clock=lambda: 0.0, **kw)))
+    bridge.call("new_palace", {"name": "atrium"})
+    lookups = []
+    get = Registry.get
+    monkeypatch.setattr(Registry, "get", lambda self, name: lookups.append(name) or
+                        get(self, name))
+    bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
+    assert lookups == ["add_drawer"]
+    again = Bridge(library=Library(root, lambda **kw: Palace(clock=lambda: 0.0, **kw)))
+    again.call("open_palace", {"name": "atrium"})
+    assert again.call("palace_status")["drawers"] == 1  # journaled, so a new reader sees it
