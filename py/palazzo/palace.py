@@ -30,6 +30,11 @@ from palazzo.core.model import (
 )
 from palazzo.embed import Embedder
 from palazzo.errors import NotFound, ValidationError
+from palazzo.memory.conversation import Conversations
+from palazzo.memory.diary import Diaries
+from palazzo.memory.kg import KnowledgeGraph
+from palazzo.provenance.kernel import Provenance
+from palazzo.retrieval.bm25 import BM25Index
 
 drawer_id_of = drawer_id  # update_drawer's parameter is called drawer_id
 
@@ -80,14 +85,7 @@ class Palace:
         if embedder is not None:
             self.drawers.set_fingerprint(embedder.fingerprint, embedder.name)
         self.edges = EdgeTable()
-        from palazzo.retrieval.bm25 import BM25Index
-
         self.text_index = BM25Index()
-        from palazzo.memory.conversation import Conversations
-        from palazzo.memory.diary import Diaries
-        from palazzo.memory.kg import KnowledgeGraph
-        from palazzo.provenance.kernel import Provenance
-
         self.kg = KnowledgeGraph(self)
         self.conversations = Conversations(self)
         self.provenance = Provenance(self)

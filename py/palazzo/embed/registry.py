@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from palazzo.embed import Embedder
+from palazzo.embed.cache import CachedEmbedder
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.embed.tfidf import TfidfEmbedder
 from palazzo.errors import PalazzoError
 
 NAMES = ("auto", "minilm", "tfidf", "hash")
@@ -43,8 +46,6 @@ def choose(name: str, weights: str | Path | None = None, cache_size: int = 4096)
     ``minilm`` without weights is a clear :class:`PalazzoError`; ``auto`` then picks ``hash``
     and says so. Cost: a few ``stat`` calls, plus reading the weights (~45 MB) for MiniLM.
     """
-    from palazzo.embed.cache import CachedEmbedder
-
     if name == "auto":
         try:
             inner, reason = _minilm(weights), "its weights were found"
@@ -56,8 +57,6 @@ def choose(name: str, weights: str | Path | None = None, cache_size: int = 4096)
     elif name == "hash":
         inner, picked, reason = _hash(), "hash", "asked for by name"
     elif name == "tfidf":
-        from palazzo.embed.tfidf import TfidfEmbedder
-
         inner, picked, reason = TfidfEmbedder(), "tfidf", "asked for by name"
     else:
         raise PalazzoError(f"no embedder named {name!r}; choose one of {', '.join(NAMES)}")
@@ -70,8 +69,6 @@ def make(name: str, weights: str | Path | None = None, cache_size: int = 4096) -
 
 
 def _hash() -> Embedder:
-    from palazzo.embed.hashing import HashEmbedder
-
     return HashEmbedder()
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from palazzo.core.model import PALACE_ID, EdgeKind
 from palazzo.errors import NotFound, ValidationError
+from palazzo.memory.kg import entity_id
 
 FORMATS = ("dot", "mermaid", "d3")
 LEVELS = ("rooms", "drawers")
@@ -124,8 +125,6 @@ def entity_subgraph(palace: Any, entity: str, hops: int = 2) -> Subgraph:
 def _entity_id(palace: Any, entity: str) -> str:
     if entity in palace.entities:
         return entity
-    from palazzo.memory.kg import entity_id
-
     try:  # the knowledge graph's normalisation and aliases ("GCP" finds google-cloud-platform)
         candidate = entity_id(palace.kg.resolve(entity))
     except ValidationError:

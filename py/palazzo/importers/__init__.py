@@ -41,8 +41,18 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from palazzo.core.model import clean_name, drawer_id
+from palazzo.core.model import MAX_CONTENT, clean_name, drawer_id
+from palazzo.core.schema import validate
 from palazzo.errors import ImportInterrupted, ImportRejected, PalazzoError
+from palazzo.memory.conversation import (
+    DEFAULT_PHASE,
+    DEFAULT_SALIENCE,
+    MAX_MESSAGES,
+    conversation_name,
+    read_message,
+)
+from palazzo.memory.kg import normalise_entity, normalise_predicate, parse_when
+from palazzo.ops import REGISTRY
 
 if TYPE_CHECKING:
     import sqlite3
@@ -172,9 +182,6 @@ def check_call(c: Call) -> None:
     Checks the operation's JSON Schema and the engine's rules that the schema cannot say
     (usable names, non-empty text, ISO dates, validity windows, messages). Returns None.
     """
-    from palazzo.core.schema import validate
-    from palazzo.ops import REGISTRY
-
     try:
         op = REGISTRY.get(c.name)
         validate(c.args, op.schema, where=f"{c.name} arguments")
@@ -188,8 +195,6 @@ def check_call(c: Call) -> None:
 
 
 def _check_drawer(args: dict[str, Any]) -> None:
-    from palazzo.core.model import MAX_CONTENT
-
     clean_name(args["wing"], "wing")
     clean_name(args["room"], "room")
     if args.get("closet") is not None:
@@ -205,8 +210,6 @@ def _check_text(text: str, what: str, limit: int) -> None:
 
 
 def _check_fact(args: dict[str, Any]) -> None:
-    from palazzo.memory.kg import normalise_entity, normalise_predicate, parse_when
-
     keys = [normalise_entity(clean_name(args[k], k)) for k in ("subject", "object")]
     if not all(keys):
         raise ImportRejected("subject and object need letters or digits")
@@ -233,14 +236,6 @@ def _check_diary(args: dict[str, Any]) -> None:
 
 
 def _check_conversation(args: dict[str, Any]) -> None:
-    from palazzo.memory.conversation import (
-        DEFAULT_PHASE,
-        DEFAULT_SALIENCE,
-        MAX_MESSAGES,
-        conversation_name,
-        read_message,
-    )
-
     conversation_name(args["conversation"])
     messages = args.get("messages", [])
     if not 1 <= len(messages) <= MAX_MESSAGES:
@@ -412,8 +407,6 @@ def iso_when(value: Any, where: str) -> str | None:
     and SQLite's ``YYYY-MM-DD HH:MM:SS``; fractions beyond microseconds (chrono writes
     nanoseconds) are cut. Raises ImportRejected naming ``where`` for anything else.
     """
-    from palazzo.memory.kg import parse_when
-
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if not isinstance(value, str):

@@ -57,6 +57,7 @@ from palazzo.importers import (
     rows,
     table_columns,
 )
+from palazzo.memory.conversation import WING, normalise_text
 
 ROLE_MAP = {"user": "user", "human": "user", "assistant": "assistant", "model": "assistant",
             "ai": "assistant", "bot": "assistant"}
@@ -571,8 +572,6 @@ def _all_objects(lines: list[str]) -> bool:
 def _messages(conv: _Conversation, builder: PlanBuilder) -> list[dict[str, Any]]:
     """Return the kept messages of ``conv`` with ``parents`` where the default (the previous
     message) would be wrong; record every left-out message in the builder."""
-    from palazzo.memory.conversation import normalise_text
-
     index: dict[str, int] = {}  # source key -> position among kept messages
     nearest: dict[str, str | None] = {}  # source key -> key of the nearest kept ancestor
     out: list[dict[str, Any]] = []
@@ -610,8 +609,6 @@ def plan_chats(path: str | os.PathLike[str], name: str | None = None,
     raises ImportRejected naming the file and the conversation or message. Cost: one pass
     over the export; memory proportional to its text.
     """
-    from palazzo.memory.conversation import WING
-
     source = Path(path)
     left_out: list[tuple[str, str]] = []
     fmt, conversations = _conversations(source, name, max_bytes, left_out)

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from palazzo.core.chunking import spans
-from palazzo.core.model import clean_name
+from palazzo.core.model import MAX_CONTENT, MAX_KEY, clean_name
 from palazzo.errors import ImportRejected, ValidationError
 from palazzo.importers import Plan, PlanBuilder, planned_drawer_id, usable_name
 
@@ -499,8 +499,6 @@ def chunk_key(rel: str, position: int) -> str:
     0 for a whole file), passed to ``add_drawer`` so that the same text at two places of a
     file, or in two files of one room, is two drawers. A path too long for a key is
     replaced by its sha256."""
-    from palazzo.core.model import MAX_KEY
-
     key = f"{rel}#{position}"
     if len(key) <= MAX_KEY:
         return key
@@ -610,8 +608,6 @@ def plan_index(
     Cost: one read of every candidate file; O(text of the wing's indexed drawers) for the
     comparison.
     """
-    from palazzo.core.model import MAX_CONTENT
-
     root = Path(path)
     if not root.is_dir():
         raise ImportRejected(f"{root}: not a folder")

@@ -43,6 +43,8 @@ from palazzo.importers import (
     planned_drawer_id,
     usable_name,
 )
+from palazzo.memory.kg import normalise_entity, normalise_predicate
+from palazzo.stigmergy.agents import ARCHETYPES
 
 SOURCE = "graphpalace"
 STATEMENT_TYPES = ("fact", "observation", "inference", "hypothesis")
@@ -202,8 +204,6 @@ def plan_graphpalace(path: str | os.PathLike[str]) -> Plan:
         builder.add("kg_add", args, rat)
 
     diary_lines = 0
-    from palazzo.stigmergy.agents import ARCHETYPES
-
     for aid, a in _order(agents):
         aat = f"{at}.agents[{aid!r}]"
         name = usable_name(_text(a, "name", aat))
@@ -239,8 +239,6 @@ def _fact(rel: dict[str, Any], where: str, subject: str | None, predicate: str,
           oid: str) -> dict[str, Any] | None:
     """Return the ``kg_add`` arguments of one relationship, or None if palazzo cannot hold
     it (no usable names, or subject and object are one entity)."""
-    from palazzo.memory.kg import normalise_entity, normalise_predicate
-
     if subject is None or obj is None or not normalise_predicate(predicate) \
             or normalise_entity(subject) == normalise_entity(obj):
         return None

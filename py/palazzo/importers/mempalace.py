@@ -65,6 +65,7 @@ from palazzo.importers import (
     table_columns,
     usable_name,
 )
+from palazzo.memory.kg import normalise_entity, normalise_predicate
 
 SOURCE = "mempalace"
 DRAWERS = "mempalace_drawers"
@@ -391,8 +392,6 @@ def _plan_kg(path: Path, state: _State, end_column: str, names_are_ids: bool) ->
 
 def _triple(path: Path, state: _State, t: Any, end_column: str, optional: list[str],
             names: dict[str, str], types: dict[str, str], whole_day_end: bool) -> None:
-    from palazzo.memory.kg import normalise_entity, normalise_predicate
-
     where = f"{path} triple {t['id']!r}"
     for k in ("subject", "predicate", "object"):
         if not isinstance(t[k], str):

@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 
 from palazzo._version import __version__
-from palazzo.core.model import MAX_CONTENT, MAX_KEY
+from palazzo.core.model import MAX_CONTENT, MAX_KEY, drawer_id
 from palazzo.errors import NotFound, ValidationError
+from palazzo.formats.graphexport import export_graph
+from palazzo.formats.palacefile import export_jsonl, export_palace, parse, read_palace
 from palazzo.ops.registry import (
     IMPORTANCE,
     LIMIT,
@@ -25,6 +27,7 @@ from palazzo.ops.registry import (
     obj,
 )
 from palazzo.palace import Palace
+from palazzo.retrieval.search import MAX_QUERY, search, vector_scores
 
 operation = Operations()
 
@@ -181,9 +184,6 @@ def _delete_drawer(palace: Palace, args: dict[str, Any]) -> Result:
            obj({"content": TEXT, "wing": NAME, "room": NAME, "threshold": THRESHOLD,
                  "limit": LIMIT}, ("content",)))
 def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
-    from palazzo.core.model import drawer_id
-    from palazzo.retrieval.search import vector_scores
-
     content = args["content"]
     threshold = args.get("threshold", 0.9)
     exact = None
@@ -214,8 +214,6 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
                  "pheromone": {"type": "number", "minimum": 0, "maximum": 10}},
                 ("query",)))
 def _search(palace: Palace, args: dict[str, Any]) -> Result:
-    from palazzo.retrieval.search import MAX_QUERY, search
-
     query = args["query"]
     hits = search(palace, query, limit=args.get("limit", 10), wing=args.get("wing"),
                   room=args.get("room"), mode=args.get("mode", "hybrid"),
@@ -259,8 +257,6 @@ def _bulk_replace(palace: Palace, args: dict[str, Any]) -> Result:
 def _check_replace_ids(palace: Palace, changed: list[tuple[str, str]]) -> None:
     """Refuse a bulk replace (before anything changes) that would give two drawers of one
     room the same text, since identity follows content. Cost: one sha256 per changed drawer."""
-    from palazzo.core.model import drawer_id
-
     s = palace.drawers
     mine = {did for did, _ in changed}
     taken: dict[str, str] = {}
@@ -331,8 +327,6 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
            obj({"format": {"enum": ["json", "jsonl"]},
                  "vectors": {"enum": ["float32", "float16", "none"]}}))
 def _export(palace: Palace, args: dict[str, Any]) -> Result:
-    from palazzo.formats.palacefile import export_jsonl, export_palace
-
     if args.get("format", "json") == "jsonl":
         return {"format": "jsonl", "text": export_jsonl(palace)}
     vectors = args.get("vectors", "float32")
@@ -345,8 +339,6 @@ def _export(palace: Palace, args: dict[str, Any]) -> Result:
            obj({"document": {"type": "object"}, "text": {"type": "string"},
                  "reindex": {"type": "boolean"}}), mutates=True)
 def _import(palace: Palace, args: dict[str, Any]) -> Result:
-    from palazzo.formats.palacefile import parse, read_palace
-
     if "document" in args:
         doc = args["document"]
     elif "text" in args:
@@ -378,8 +370,6 @@ def _import(palace: Palace, args: dict[str, Any]) -> Result:
                  "entity": NAME, "hops": {"type": "integer", "minimum": 0,
                                           "maximum": 6}}))
 def _export_graph(palace: Palace, args: dict[str, Any]) -> Result:
-    from palazzo.formats.graphexport import export_graph
-
     return export_graph(palace, args.get("format", "d3"), args.get("level", "rooms"),
                         args.get("wing"), args.get("entity"), args.get("hops", 2))
 
