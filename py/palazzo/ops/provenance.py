@@ -19,15 +19,15 @@ from palazzo.memory.conversation import PHASES
 from palazzo.ops.conversation import TURN
 from palazzo.ops.registry import Operations, Result, obj
 from palazzo.palace import Palace
-from palazzo.provenance.kernel import (
+from palazzo.provenance.policy import (
     DEFAULT_POLICY,
     MAX_NODES,
     MAX_RADIUS,
     MAX_SIBLINGS,
-    ProvenanceFields,
     SlicePolicyV1,
-    prov_document,
 )
+from palazzo.provenance.prov import prov_document
+from palazzo.provenance.records import ProvenanceFields
 
 operation = Operations()
 

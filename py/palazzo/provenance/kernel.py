@@ -1,31 +1,15 @@
-"""The provenance kernel: slice policies, context slices and admissibility tokens (seed 002 §4).
+"""The provenance kernel: context slices and admissibility tokens (seed 002 §4).
 
-Given an anchor turn and a :class:`SlicePolicyV1`, :func:`policy_weighted_bfs` picks the turns
-of the conversation DAG allowed to inform that turn, and an admissibility token binds what was
-picked to six provenance fields, in this order::
-
-    slice_id, anchor_turn_id, policy_id, policy_params_hash, graph_snapshot_hash, schema_version
-
-The token is HMAC-SHA256, keyed by a secret of this palace, over the canonical JSON array
+Given an anchor turn and a :class:`~palazzo.provenance.policy.SlicePolicyV1`,
+:func:`policy_weighted_bfs` picks the turns of the conversation DAG allowed to inform that
+turn, and an admissibility token binds what was picked to the six provenance fields of
+:class:`~palazzo.provenance.records.ProvenanceFields`. The token is HMAC-SHA256, keyed by a
+secret of this palace (:mod:`palazzo.provenance.keys`), over the canonical JSON array
 ``["palazzo-admissibility-v1", <the six fields>]``, written as 64 lowercase hex digits (the
 whole digest: the seed's truncation to 128 bits saves nothing here). It is compared with
-:func:`hmac.compare_digest`, in constant time.
-
-**Hashes** are sha256 (hashlib) everywhere. The seed uses xxHash64, which neither CPython's nor
-Pyodide's standard library has; sha256 is in both and, unlike xxHash, is collision resistant,
-which a fingerprint a token vouches for should be.
-
-**Canonical form.** Everything hashed is first written as canonical JSON: keys sorted, no
-whitespace, ASCII only (``\\uXXXX`` escapes), and no float anywhere: floats are quantised to
-``round(x·10^6)`` integers (:func:`palazzo.memory.conversation.quantise`), so the same policy
-and slice hash alike in CPython, Pyodide or another language. Ties are broken by turn id
-everywhere, so no result depends on dict or set order.
-
-**Keys** are 32 bytes from :func:`secrets.token_bytes`, made on first use (or injected, for
-tests) and named by a key id derived from the secret. Rotation makes a new key sign while old
-ones still verify; a deleted key verifies nothing. Keys live in :class:`Keyring`, which the palace
-file never contains (the export says ``"keys": "not exported"``); ``keyring_to_json`` is for
-storing them locally beside the palace.
+:func:`hmac.compare_digest`, in constant time. Slice ids and snapshot hashes are sha256 over
+canonical bytes (:mod:`palazzo.provenance.canonical`). Ties are broken by turn id everywhere,
+so no result depends on dict or set order.
 
 **What the token does not cover.** The six fields bind the anchor, the set of turn ids (sorted:
 the order turns are listed in is free), the edges among them, their content hashes and the
@@ -35,11 +19,12 @@ it still verifies (:meth:`Provenance.is_current` re-runs the slice to confirm th
 Phase, salience, depth, time and drawer of a turn are checked against this palace's records
 when it holds the turn, and unsigned otherwise. Reading a bundle refuses a ``sliced_at`` or a
 turn time that no date has (outside years 1 to 9999, NaN, infinite), and the PROV export
-writes times it can, so neither ever raises.
+(:mod:`palazzo.provenance.prov`) writes times it can, so neither ever raises.
 
 **Admissible evidence.** An :class:`AdmissibleEvidenceBundle` can only be made by
 :meth:`Provenance.slice` and :meth:`Provenance.admit`, both of which verify a token first (the
-seed's INV-003, as far as Python can enforce it: the constructor demands a private seal).
+seed's INV-003, as far as Python can enforce it: the constructor demands a private seal that
+only this module holds).
 """
 
 from __future__ import annotations
@@ -47,264 +32,31 @@ from __future__ import annotations
 import hashlib
 import heapq
 import hmac
-import json
-import re
-import secrets
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import InitVar, dataclass, field
+from dataclasses import InitVar, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from palazzo.errors import ImportRejected, NotAdmissible, NotFound, PalazzoError, ValidationError
-from palazzo.memory.conversation import (
-    EDGE_TYPES,
-    PHASES,
-    QUANTUM,
-    ROLES,
-    content_hash,
-    is_hex,
-    quantise,
-    turn_id,
+from palazzo.errors import ImportRejected, NotAdmissible, NotFound, ValidationError
+from palazzo.memory.conversation import EDGE_TYPES, PHASES, ROLES, content_hash, is_hex, turn_id
+from palazzo.provenance.canonical import canonical_bytes, sha256_hex
+from palazzo.provenance.keys import KEY_ID, Keyring, SigningKey
+from palazzo.provenance.policy import (
+    DEFAULT_POLICY,
+    MAX_POLICIES,
+    PolicyRegistry,
+    SlicePolicyV1,
+)
+from palazzo.provenance.records import (
+    ProvenanceFields,
+    SliceEdge,
+    SliceTurn,
+    Verdict,
+    _Refused,
 )
 
 SCHEMA_VERSION = "palazzo.slice.v1"
-TOKEN_DOMAIN = "palazzo-admissibility-v1"
-FIELDS = ("slice_id", "anchor_turn_id", "policy_id", "policy_params_hash",
-          "graph_snapshot_hash", "schema_version")
-DEFAULT_POLICY = "default"
-# Seed 002 §4.1: synthesis 1.0, planning 0.9, consolidation 0.6, debugging 0.5, exploration 0.3.
-DEFAULT_PHASE_WEIGHTS = (("synthesis", 1.0), ("planning", 0.9), ("consolidation", 0.6),
-                         ("debugging", 0.5), ("exploration", 0.3))
-POLICY_PARAMS = ("max_nodes", "max_radius", "phase_weights", "salience_weight",
-                 "distance_decay", "include_siblings", "max_siblings_per_node")
-KEY_BYTES = 32
-MAX_POLICIES = 1000
-MAX_NODES = 10_000
-MAX_RADIUS = 10_000
-MAX_SIBLINGS = 1000
 NOT_EXPORTED = "not exported"
-_POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_KEY_ID = re.compile(r"key_[0-9a-f]{16}")
 
-
-
-
-class _Refused(Exception):
-    """Internal: verification stopped with a reason code (never leaves this module)."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
-# -- canonical bytes ---------------------------------------------------------------------------
-
-def _check_canonical(value: Any, path: str) -> None:
-    if isinstance(value, float):
-        raise TypeError(f"{path} is a float; quantise it before hashing")
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise TypeError(f"{path} has a key that is not a string")
-            _check_canonical(v, f"{path}.{k}")
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            _check_canonical(v, f"{path}[{i}]")
-    elif not (value is None or isinstance(value, str | int)):
-        raise TypeError(f"{path} is a {type(value).__name__}, not JSON")
-
-
-def canonical_bytes(value: Any) -> bytes:
-    """Return the canonical JSON bytes of ``value``: sorted keys, no whitespace, ASCII.
-
-    Floats are refused (TypeError): they must be quantised first, so that no platform's float
-    printing can change a hash. Cost: O(size of value).
-    """
-    _check_canonical(value, "value")
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False).encode("ascii")
-
-
-def sha256_hex(data: bytes) -> str:
-    """Return the sha256 hex digest of ``data``."""
-    return hashlib.sha256(data).hexdigest()
-
-
-# -- policies ----------------------------------------------------------------------------------
-
-@dataclass(slots=True, frozen=True)
-class SlicePolicyV1:
-    """How a slice grows from its anchor (seed 002 §4.3).
-
-    A turn at ``distance`` hops has priority ``W_phase · (1 − α + α·salience) · β^distance``
-    (α = ``salience_weight``, β = ``distance_decay``); at most ``max_nodes`` turns within
-    ``max_radius`` hops are taken, best first. With ``include_siblings`` each taken turn also
-    offers up to ``max_siblings_per_node`` of its siblings (other children of its parents) at
-    its own distance. ``phase_weights`` may be given as a mapping; phases it leaves out keep
-    their default weight, and it is stored as (phase, weight) pairs in ``PHASES`` order.
-    Floats are quantised to 1e-6 when the policy is made, so a policy is exactly what its hash
-    says. Invalid values raise ValidationError. Defaults: the seed's weights, α = 0.3 and
-    β = 0.9; the seed gives no sizes, so 64 turns, 8 hops and 3 siblings are palazzo's.
-    """
-
-    name: str = DEFAULT_POLICY
-    max_nodes: int = 64
-    max_radius: int = 8
-    phase_weights: tuple[tuple[str, float], ...] = DEFAULT_PHASE_WEIGHTS
-    salience_weight: float = 0.3
-    distance_decay: float = 0.9
-    include_siblings: bool = True
-    max_siblings_per_node: int = 3
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _POLICY_NAME.fullmatch(self.name):
-            raise ValidationError("policy name must be 1-64 characters of letters, digits, "
-                                  "'_', '.', '-', starting with a letter or digit")
-        _integer(self.max_nodes, "max_nodes", 1, MAX_NODES)
-        _integer(self.max_radius, "max_radius", 0, MAX_RADIUS)
-        _integer(self.max_siblings_per_node, "max_siblings_per_node", 0, MAX_SIBLINGS)
-        if not isinstance(self.include_siblings, bool):
-            raise ValidationError("include_siblings must be true or false")
-        weights = self.phase_weights
-        given = dict(weights) if isinstance(weights, Mapping) else _pairs(weights)
-        unknown = sorted(set(given) - set(PHASES), key=str)
-        if unknown:
-            raise ValidationError(f"phase_weights: unknown phase(s) {unknown}; phases are "
-                                  + ", ".join(PHASES))
-        merged = dict(DEFAULT_PHASE_WEIGHTS) | given
-        set_ = object.__setattr__  # frozen: the normalised values are set once, here
-        set_(self, "phase_weights", tuple((p, _unit(merged[p], f"phase_weights.{p}", 0.0))
-                                          for p in PHASES))
-        set_(self, "salience_weight", _unit(self.salience_weight, "salience_weight", 0.0))
-        set_(self, "distance_decay", _unit(self.distance_decay, "distance_decay", 1e-6))
-
-    def canonical(self) -> dict[str, Any]:
-        """Return the parameters in canonical form (floats as 10^6-scaled integers); the name
-        is not a parameter, so two names for the same rules share a fingerprint."""
-        return {
-            "kind": "SlicePolicyV1",
-            "max_nodes": self.max_nodes,
-            "max_radius": self.max_radius,
-            "phase_weights": {p: quantise(w) for p, w in self.phase_weights},
-            "salience_weight": quantise(self.salience_weight),
-            "distance_decay": quantise(self.distance_decay),
-            "include_siblings": self.include_siblings,
-            "max_siblings_per_node": self.max_siblings_per_node,
-        }
-
-    @property
-    def params_hash(self) -> str:
-        """Return the policy's fingerprint: sha256 hex of its canonical parameter bytes."""
-        return sha256_hex(canonical_bytes(self.canonical()))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-able form: name and parameters (floats as quantised floats)."""
-        return {"name": self.name, "max_nodes": self.max_nodes, "max_radius": self.max_radius,
-                "phase_weights": dict(self.phase_weights),
-                "salience_weight": self.salience_weight, "distance_decay": self.distance_decay,
-                "include_siblings": self.include_siblings,
-                "max_siblings_per_node": self.max_siblings_per_node}
-
-    @classmethod
-    def from_dict(cls, value: Any, where: str = "policy") -> SlicePolicyV1:
-        """Return the policy described by ``value`` (``to_dict``'s form; parameters left out
-        take their defaults); raise ValidationError naming ``where`` on anything else."""
-        if not isinstance(value, dict):
-            raise ValidationError(f"{where} must be an object")
-        extra = sorted(set(value) - {"name", *POLICY_PARAMS})
-        if extra:
-            raise ValidationError(f"{where} has unknown field(s): {', '.join(extra)}")
-        if "name" not in value:
-            raise ValidationError(f"{where}.name is missing")
-        weights = value.get("phase_weights", {})
-        if not isinstance(weights, dict):
-            raise ValidationError(f"{where}.phase_weights must be an object")
-        try:
-            return cls(**value)
-        except ValidationError as err:
-            raise ValidationError(f"{where}: {err}") from None
-
-
-def _integer(value: Any, what: str, lo: int, hi: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValidationError(f"{what} must be an integer from {lo} to {hi}, got {value!r}")
-
-
-def _unit(value: Any, what: str, lo: float) -> float:
-    """Return ``value`` quantised to 1e-6 if it is a number in [lo, 1], else raise."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not lo <= value <= 1:
-        raise ValidationError(f"{what} must be a number from {lo:g} to 1, got {value!r}")
-    return quantise(value) / QUANTUM
-
-
-def _pairs(value: Any) -> dict[str, Any]:
-    if not isinstance(value, tuple | list) or not all(
-            isinstance(p, tuple | list) and len(p) == 2 and isinstance(p[0], str)
-            for p in value):
-        raise ValidationError("phase_weights must map phases to weights")
-    return {p: w for p, w in value}
-
-
-class PolicyRegistry:
-    """Named slice policies; a name, once registered, always means the same parameters.
-
-    The built-in ``default`` policy is in every registry. Iteration follows registration order.
-    """
-
-    def __init__(self) -> None:
-        self._by_name: dict[str, SlicePolicyV1] = {DEFAULT_POLICY: SlicePolicyV1()}
-
-    def __iter__(self) -> Iterator[SlicePolicyV1]:
-        return iter(list(self._by_name.values()))
-
-    def __len__(self) -> int:
-        return len(self._by_name)
-
-    def register(self, policy: SlicePolicyV1) -> tuple[SlicePolicyV1, bool]:
-        """Add ``policy``; return (the registered policy, whether it is new).
-
-        The same name with the same parameters is a no-op; with other parameters it raises
-        ValidationError, because tokens name policies and a name must not change meaning.
-        """
-        old = self._by_name.get(policy.name)
-        if old is not None:
-            if old.params_hash == policy.params_hash:
-                return old, False
-            raise ValidationError(f"policy {policy.name!r} exists with other parameters; a "
-                                  "policy never changes, so register the new rules under a "
-                                  "new name")
-        if len(self._by_name) > MAX_POLICIES:
-            raise ValidationError(f"a palace holds at most {MAX_POLICIES} policies")
-        self._by_name[policy.name] = policy
-        return policy, True
-
-    def find(self, name: str) -> SlicePolicyV1 | None:
-        """Return the policy called ``name``, or None."""
-        return self._by_name.get(name)
-
-    def get(self, ref: str) -> SlicePolicyV1:
-        """Return the policy named ``ref``, or else the first one whose params hash is
-        ``ref``; raise NotFound listing the names."""
-        policy = self._by_name.get(ref)
-        if policy is None and is_hex(ref, 64):
-            policy = next((p for p in self._by_name.values() if p.params_hash == ref), None)
-        if policy is None:
-            raise NotFound(f"no policy {ref!r}; known: {', '.join(self._by_name)}")
-        return policy
-
-    def registered(self) -> list[SlicePolicyV1]:
-        """Return the policies added to this palace (all but the built-in default)."""
-        return [p for n, p in self._by_name.items() if n != DEFAULT_POLICY]
-
-    def fingerprint(self) -> str:
-        """Return the registry's composite fingerprint: sha256 over the sorted
-        (name, params hash) pairs, so any added or different policy changes it."""
-        pairs = [[n, self._by_name[n].params_hash] for n in sorted(self._by_name)]
-        return sha256_hex(canonical_bytes({"kind": "PolicyRegistry", "policies": pairs}))
-
-
-# -- slicing -----------------------------------------------------------------------------------
 
 @dataclass(slots=True, frozen=True)
 class Selection:
@@ -379,113 +131,6 @@ def slice_id(anchor: str, turn_ids: list[str], edges: list[tuple[str, str, str]]
         "params_hash": params_hash, "schema_version": schema_version,
     }))
 
-
-@dataclass(slots=True, frozen=True)
-class SliceTurn:
-    """A turn as a bundle carries it: the turn's record, where the slice found it, and its
-    text when the drawer still holds it unchanged (None otherwise)."""
-
-    id: str
-    conversation: str
-    parents: tuple[str, ...]
-    role: str
-    phase: str
-    salience: float
-    depth: int
-    created_at: float
-    content_hash: str
-    drawer_id: str
-    distance: int
-    priority: float
-    content: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-able form."""
-        return {"id": self.id, "conversation": self.conversation, "parents": list(self.parents),
-                "role": self.role, "phase": self.phase, "salience": self.salience,
-                "depth": self.depth, "created_at": self.created_at,
-                "content_hash": self.content_hash, "drawer_id": self.drawer_id,
-                "distance": self.distance, "priority": self.priority, "content": self.content}
-
-
-@dataclass(slots=True, frozen=True)
-class SliceEdge:
-    """A reply/branch/merge link between two turns of a slice."""
-
-    parent: str
-    child: str
-    type: str
-
-    def to_dict(self) -> dict[str, str]:
-        """Return the JSON-able form."""
-        return {"parent": self.parent, "child": self.child, "type": self.type}
-
-
-@dataclass(slots=True, frozen=True)
-class ProvenanceFields:
-    """The six fields an admissibility token binds (seed 002 INV-002), in token order."""
-
-    slice_id: str
-    anchor_turn_id: str
-    policy_id: str
-    policy_params_hash: str
-    graph_snapshot_hash: str
-    schema_version: str
-
-    def values(self) -> list[str]:
-        """Return the six values in token order."""
-        return [self.slice_id, self.anchor_turn_id, self.policy_id, self.policy_params_hash,
-                self.graph_snapshot_hash, self.schema_version]
-
-    def message(self) -> bytes:
-        """Return the bytes the HMAC covers: canonical ``[domain, six fields]``."""
-        return canonical_bytes([TOKEN_DOMAIN, *self.values()])
-
-    def to_dict(self) -> dict[str, str]:
-        """Return the JSON-able form."""
-        return dict(zip(FIELDS, self.values(), strict=True))
-
-    @classmethod
-    def parse(cls, value: Any) -> ProvenanceFields:
-        """Return the fields in ``value`` (an object with exactly the six keys, each in its
-        format); raise _Refused("malformed_fields") otherwise."""
-        if not isinstance(value, dict) or set(value) != set(FIELDS):
-            raise _Refused("malformed_fields", "provenance must be an object with exactly "
-                           "the fields " + ", ".join(FIELDS))
-        checks = {
-            "slice_id": is_hex(value["slice_id"], 64),
-            "anchor_turn_id": isinstance(value["anchor_turn_id"], str)
-            and value["anchor_turn_id"].startswith("turn_")
-            and is_hex(value["anchor_turn_id"][5:], 32),
-            "policy_id": isinstance(value["policy_id"], str)
-            and bool(_POLICY_NAME.fullmatch(value["policy_id"])),
-            "policy_params_hash": is_hex(value["policy_params_hash"], 64),
-            "graph_snapshot_hash": is_hex(value["graph_snapshot_hash"], 64),
-            "schema_version": isinstance(value["schema_version"], str)
-            and 0 < len(value["schema_version"]) <= 100,
-        }
-        bad = [k for k in FIELDS if not checks[k]]
-        if bad:
-            raise _Refused("malformed_fields", f"provenance.{bad[0]} is not in its format")
-        return cls(*(value[k] for k in FIELDS))
-
-
-@dataclass(slots=True, frozen=True)
-class Verdict:
-    """The answer of a verification: ``valid``, a stable ``reason`` code ("ok" when valid) and
-    a sentence for people; ``key_id`` is the key that signed, when it is known."""
-
-    valid: bool
-    reason: str
-    detail: str
-    key_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-able form."""
-        return {"valid": self.valid, "reason": self.reason, "detail": self.detail,
-                "key_id": self.key_id}
-
-
 _SEAL = object()  # only this module holds it: the one way to make an admissible bundle
 
 
@@ -520,154 +165,6 @@ class AdmissibleEvidenceBundle:
                 "turns": [t.to_dict() for t in self.turns],
                 "edges": [e.to_dict() for e in self.edges], "sliced_at": self.sliced_at}
 
-
-# -- keys --------------------------------------------------------------------------------------
-
-def key_id_of(secret: bytes) -> str:
-    """Return the key id of ``secret``: ``key_`` + 16 hex of HMAC(secret, label), which names
-    the key without revealing anything about it."""
-    return "key_" + hmac.new(secret, b"palazzo-key-id-v1", hashlib.sha256).hexdigest()[:16]
-
-
-@dataclass(slots=True)
-class SigningKey:
-    """One signing secret. ``retired_at`` is set when a newer key took over signing."""
-
-    key_id: str
-    secret: bytes = field(repr=False)
-    created_at: float
-    retired_at: float | None = None
-
-    def describe(self, current: bool) -> dict[str, Any]:
-        """Return the key's public facts (never the secret)."""
-        return {"key_id": self.key_id, "created_at": self.created_at,
-                "retired_at": self.retired_at, "current": current}
-
-
-class Keyring:
-    """The signing keys of one palace: one current key signs, retired keys only verify.
-
-    ``entropy(n)`` returns n random bytes (``secrets.token_bytes``; inject a function for
-    tests). ``revision`` grows with every change, so a host knows when to store the keyring
-    again. Keys are never part of a palace file.
-    """
-
-    def __init__(self, entropy: Callable[[int], bytes] = secrets.token_bytes) -> None:
-        self.entropy = entropy
-        self.keys: dict[str, SigningKey] = {}
-        self.current: str | None = None
-        self.revision = 0
-
-    def __repr__(self) -> str:
-        return f"Keyring(keys={list(self.keys)}, current={self.current!r})"
-
-    @classmethod
-    def with_secret(cls, secret: bytes, created_at: float = 0.0) -> Keyring:
-        """Return a keyring whose current key is ``secret`` (fixed key material for tests, or
-        a key brought from elsewhere)."""
-        ring = cls()
-        ring.install(secret, created_at)
-        return ring
-
-    def get(self, key_id: Any) -> SigningKey | None:
-        """Return the key ``key_id`` (current or retired), or None."""
-        return self.keys.get(key_id) if isinstance(key_id, str) else None
-
-    def signing_key(self, now: float) -> SigningKey:
-        """Return the current key, making the first one now if there is none."""
-        if self.current is None:
-            return self.install(self._fresh(), now)
-        return self.keys[self.current]
-
-    def install(self, secret: bytes, now: float) -> SigningKey:
-        """Make ``secret`` (at least 32 bytes) the current key, retiring the one before;
-        return it. Raises ValidationError for short or already known secrets."""
-        if not isinstance(secret, bytes) or len(secret) < KEY_BYTES:
-            raise ValidationError(f"a signing key must be at least {KEY_BYTES} bytes")
-        kid = key_id_of(secret)
-        if kid in self.keys:
-            raise ValidationError(f"key {kid} is already in the keyring")
-        if self.current is not None:
-            self.keys[self.current].retired_at = float(now)
-        self.keys[kid] = SigningKey(kid, secret, float(now))
-        self.current = kid
-        self.revision += 1
-        return self.keys[kid]
-
-    def rotate(self, now: float) -> SigningKey:
-        """Make a new random key current; the old one stays for verification only."""
-        return self.install(self._fresh(), now)
-
-    def delete(self, key_id: str) -> SigningKey:
-        """Remove a retired key: tokens it signed no longer verify. Returns the removed key.
-        The current key cannot be deleted (rotate first): NotFound/ValidationError."""
-        key = self.get(key_id)
-        if key is None:
-            raise NotFound(f"no key {key_id!r} in the keyring")
-        if key_id == self.current:
-            raise ValidationError(f"key {key_id} signs new tokens; rotate_key first, then "
-                                  "delete it")
-        del self.keys[key_id]
-        self.revision += 1
-        return key
-
-    def describe(self) -> list[dict[str, Any]]:
-        """Return the public facts of every key, oldest first."""
-        return [k.describe(k.key_id == self.current) for k in self.keys.values()]
-
-    def _fresh(self) -> bytes:
-        secret = self.entropy(KEY_BYTES)
-        if not isinstance(secret, bytes) or len(secret) != KEY_BYTES:
-            raise PalazzoError(f"the key source returned something other than {KEY_BYTES} "
-                               "bytes")
-        return secret
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the keyring with its secrets (hex) for local storage beside the palace:
-        never put this in a palace file or send it anywhere."""
-        return {"format": "palazzo-keyring", "version": 1, "current": self.current,
-                "keys": [{"key_id": k.key_id, "secret": k.secret.hex(),
-                          "created_at": k.created_at, "retired_at": k.retired_at}
-                         for k in self.keys.values()]}
-
-    @classmethod
-    def from_json(cls, value: Any, entropy: Callable[[int], bytes] = secrets.token_bytes
-                  ) -> Keyring:
-        """Return the keyring ``to_json`` wrote; raise ValidationError on anything else (ids
-        are recomputed from the secrets and must match)."""
-        if not isinstance(value, dict) or value.get("format") != "palazzo-keyring" \
-                or value.get("version") != 1:
-            raise ValidationError("not a palazzo keyring (format palazzo-keyring, version 1)")
-        keys = value.get("keys")
-        if not isinstance(keys, list):
-            raise ValidationError("keyring.keys must be a list")
-        ring = cls(entropy)
-        for i, k in enumerate(keys):
-            at = f"keyring.keys[{i}]"
-            text = k.get("secret") if isinstance(k, dict) else None
-            if not isinstance(text, str) or len(text) < 2 * KEY_BYTES or len(text) % 2 \
-                    or not is_hex(text, len(text)):
-                raise ValidationError(f"{at}.secret must be at least {KEY_BYTES} bytes in hex")
-            secret = bytes.fromhex(text)
-            if k.get("key_id") != key_id_of(secret) or key_id_of(secret) in ring.keys:
-                raise ValidationError(f"{at}.key_id does not match its secret (or repeats)")
-            created = k.get("created_at")
-            retired = k.get("retired_at")
-            for name, t in (("created_at", created), ("retired_at", retired)):
-                if name == "retired_at" and t is None:
-                    continue
-                if isinstance(t, bool) or not isinstance(t, int | float):
-                    raise ValidationError(f"{at}.{name} must be a number")
-            ring.keys[k["key_id"]] = SigningKey(k["key_id"], secret, float(created),
-                                                None if retired is None else float(retired))
-        current = value.get("current")
-        if current is not None and current not in ring.keys:
-            raise ValidationError("keyring.current must name one of its keys (or be null)")
-        ring.current = current
-        return ring
-
-
-# -- the kernel of a palace --------------------------------------------------------------------
 
 class Provenance:
     """The policy registry and the signing keyring of one palace, and what they do:
@@ -924,7 +421,7 @@ class Provenance:
 
 
 def _known(key_id: Any) -> str | None:
-    return key_id if isinstance(key_id, str) and _KEY_ID.fullmatch(key_id) else None
+    return key_id if isinstance(key_id, str) and KEY_ID.fullmatch(key_id) else None
 
 
 def _read_turns(value: Any) -> tuple[SliceTurn, ...]:
@@ -1008,93 +505,3 @@ def _is_time(v: Any) -> bool:
 _FLOAT_MAX = 1.7976931348623157e308
 _EARLIEST = datetime(1, 1, 1, tzinfo=UTC).timestamp()
 _LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
-
-
-# -- W3C PROV ----------------------------------------------------------------------------------
-
-def _iso(t: float) -> str | None:
-    """Return epoch seconds ``t`` as an ISO datetime (UTC), or None when no date has that
-    time: an export never fails on a time a bundle carried. O(1)."""
-    try:
-        return datetime.fromtimestamp(t, UTC).isoformat()
-    except (OverflowError, ValueError, OSError, TypeError):
-        return None
-
-
-def prov_document(bundle: AdmissibleEvidenceBundle) -> dict[str, Any]:
-    """Return ``bundle`` as a W3C PROV-JSON document.
-
-    Entities: every turn (``palazzo:Turn``), the slice (``palazzo:ContextSlice``, carrying the
-    six fields, token and key id) and the policy (a ``prov:Plan``). One activity, the slicing
-    (``palazzo:PolicyWeightedBFS``), which used each turn and generated the slice, associated
-    with the agent palazzo (a ``prov:SoftwareAgent``) following the policy. The slice
-    wasDerivedFrom each turn; a child turn wasDerivedFrom its parents (with the edge type);
-    each turn wasAttributedTo an agent for its role. Relation ids are numbered in bundle
-    order, so the document is deterministic. A time no date has (a bundle made in Python
-    with ``sliced_at`` 1e308 or NaN) is left out rather than raising. Cost: O(turns + edges).
-    """
-    from palazzo._version import __version__
-
-    f = bundle.fields
-    sid = f"palazzo:slice_{f.slice_id}"
-    act = f"palazzo:slicing_{f.slice_id}"
-    plan = f"palazzo:policy_{f.policy_id}"
-    engine = "palazzo:engine"
-    entity: dict[str, Any] = {}
-    for t in bundle.turns:
-        attrs: dict[str, Any] = {
-            "prov:type": "palazzo:Turn", "palazzo:conversation": t.conversation,
-            "palazzo:role": t.role, "palazzo:phase": t.phase, "palazzo:salience": t.salience,
-            "palazzo:depth": t.depth, "palazzo:distance": t.distance,
-            "palazzo:priority": t.priority, "palazzo:contentHash": t.content_hash,
-            "palazzo:drawer": t.drawer_id}
-        if (created := _iso(t.created_at)) is not None:
-            attrs["palazzo:createdAt"] = created
-        if t.content is not None:
-            attrs["prov:value"] = t.content
-        entity[f"palazzo:{t.id}"] = attrs
-    entity[sid] = {"prov:type": "palazzo:ContextSlice",
-                   **{f"palazzo:{k}": v for k, v in f.to_dict().items()},
-                   "palazzo:token": bundle.token, "palazzo:keyId": bundle.key_id}
-    entity[plan] = {"prov:type": "prov:Plan", "palazzo:paramsHash": f.policy_params_hash,
-                    **{f"palazzo:{k}": (json.dumps(v, sort_keys=True) if isinstance(v, dict)
-                                        else v)
-                       for k, v in bundle.policy.to_dict().items()}}
-    activity: dict[str, Any] = {act: {"prov:type": "palazzo:PolicyWeightedBFS",
-                                      "palazzo:anchor": f"palazzo:{f.anchor_turn_id}"}}
-    sliced = None if bundle.sliced_at is None else _iso(bundle.sliced_at)
-    if sliced is not None:
-        activity[act]["prov:startTime"] = activity[act]["prov:endTime"] = sliced
-    roles = sorted({t.role for t in bundle.turns})
-    agent: dict[str, Any] = {engine: {"prov:type": "prov:SoftwareAgent",
-                                      "palazzo:version": __version__}}
-    for r in roles:
-        agent[f"palazzo:role_{r}"] = {"prov:type": "prov:Person" if r == "user"
-                                      else "prov:SoftwareAgent", "palazzo:role": r}
-    used = {f"_:u{i}": {"prov:activity": act, "prov:entity": f"palazzo:{t.id}"}
-            for i, t in enumerate(bundle.turns)}
-    derived = {f"_:d{i}": {"prov:generatedEntity": sid, "prov:usedEntity": f"palazzo:{t.id}",
-                           "prov:activity": act}
-               for i, t in enumerate(bundle.turns)}
-    base = len(derived)
-    for j, e in enumerate(bundle.edges):
-        derived[f"_:d{base + j}"] = {"prov:generatedEntity": f"palazzo:{e.child}",
-                                     "prov:usedEntity": f"palazzo:{e.parent}",
-                                     "palazzo:edgeType": e.type}
-    generated = {"_:g0": {"prov:entity": sid, "prov:activity": act}}
-    if sliced is not None:
-        generated["_:g0"]["prov:time"] = sliced
-    return {
-        "prefix": {"palazzo": "urn:palazzo:"},
-        "entity": entity,
-        "activity": activity,
-        "agent": agent,
-        "used": used,
-        "wasGeneratedBy": generated,
-        "wasAssociatedWith": {"_:a0": {"prov:activity": act, "prov:agent": engine,
-                                       "prov:plan": plan}},
-        "wasDerivedFrom": derived,
-        "wasAttributedTo": {f"_:t{i}": {"prov:entity": f"palazzo:{t.id}",
-                                        "prov:agent": f"palazzo:role_{t.role}"}
-                            for i, t in enumerate(bundle.turns)},
-    }

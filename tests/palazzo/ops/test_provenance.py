@@ -10,7 +10,7 @@ from palazzo.formats.palacefile import export_palace
 from palazzo.ops import default_registry
 from palazzo.ops.provenance import operation
 from palazzo.palace import Palace
-from palazzo.provenance.kernel import Keyring
+from palazzo.provenance.keys import Keyring
 
 T0 = 1_700_000_000.0
 KEY = bytes(range(32))

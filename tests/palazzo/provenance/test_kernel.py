@@ -16,21 +16,15 @@ import sys
 import pytest
 
 from palazzo import call
-from palazzo.errors import ImportRejected, NotFound, PalazzoError, ValidationError
+from palazzo.errors import ImportRejected, NotAdmissible, NotFound, PalazzoError, ValidationError
 from palazzo.formats.palacefile import export_palace, read_palace
 from palazzo.palace import Palace
 from palazzo.provenance import kernel as prov
-from palazzo.provenance.kernel import (
-    AdmissibleEvidenceBundle,
-    Keyring,
-    NotAdmissible,
-    PolicyRegistry,
-    ProvenanceFields,
-    SlicePolicyV1,
-    canonical_bytes,
-    key_id_of,
-    policy_weighted_bfs,
-)
+from palazzo.provenance.canonical import canonical_bytes
+from palazzo.provenance.kernel import AdmissibleEvidenceBundle, policy_weighted_bfs
+from palazzo.provenance.keys import Keyring, key_id_of
+from palazzo.provenance.policy import PolicyRegistry, SlicePolicyV1
+from palazzo.provenance.records import FIELDS, ProvenanceFields
 
 T0 = 1_700_000_000.0
 KEY = bytes(range(32))
@@ -295,7 +289,7 @@ def test_a_fresh_bundle_verifies(fixture):
     assert p.provenance.is_current(ProvenanceFields(**b["provenance"]))
 
 
-@pytest.mark.parametrize("name", prov.FIELDS)
+@pytest.mark.parametrize("name", FIELDS)
 def test_changing_any_one_field_fails(fixture, name):
     p, _, b = fixture
     fields = dict(b["provenance"])
