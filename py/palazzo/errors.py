@@ -18,8 +18,8 @@ person who has to act on them, and each class carries a stable ``code``::
     RpcError                     (a JSON-RPC number) the MCP wire's error answer: a protocol
                                                      reply, not a palace failure
 
-Control-flow exceptions that never leave their module (``_Refused`` and the like) stay private
-to it.
+Control-flow exceptions that never reach a caller (``_Refused`` and the like) stay private to
+the module or subpackage that raises and catches them.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from palazzo.core.model import (
     Drawer,
     EdgeKind,
     Entity,
+    Progress,
     Room,
     Wing,
     clean_name,
@@ -39,7 +40,6 @@ from palazzo.retrieval.bm25 import BM25Index
 drawer_id_of = drawer_id  # update_drawer's parameter is called drawer_id
 
 Clock = Callable[[], float]
-Progress = Callable[[int, int], None]
 
 DEFAULT_DIM = 384
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -62,6 +63,9 @@ BASE_COST: dict[EdgeKind, float] = {
 PALACE_ID = "palace"
 MAX_NAME = 200
 MAX_META = 10_000  # characters of a description, a source, a file name: metadata, not text
+# How far long work has got, (done, total): what embedding runs and importers report to the
+# progress bars and widgets of their hosts.
+Progress = Callable[[int, int], None]
 MAX_CONTENT = 5_000_000  # characters: one drawer is a memory, not a data dump
 CHUNK_SIZE = 900  # characters, about 200 MiniLM word pieces (it reads at most 256)
 

@@ -41,7 +41,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from palazzo.core.model import MAX_CONTENT, clean_name, drawer_id
+from palazzo.core.model import MAX_CONTENT, Progress, clean_name, drawer_id
 from palazzo.core.schema import validate
 from palazzo.errors import ImportInterrupted, ImportRejected, PalazzoError
 from palazzo.memory.conversation import (
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     import sqlite3
 
 CallFn = Callable[[str, dict[str, Any]], dict[str, Any]]
-Progress = Callable[[int, int], None]
 
 __all__ = [
     "Call",

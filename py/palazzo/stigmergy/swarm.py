@@ -56,7 +56,8 @@ from palazzo.stigmergy.agents import (
 )
 from palazzo.stigmergy.pathfinding import node_vectors
 
-Progress = Callable[[int, dict[str, Any]], None]
+# Told after each cycle: the cycle's number and its metrics (a host's progress display).
+CycleReport = Callable[[int, dict[str, Any]], None]
 Cancel = Callable[[], bool]
 
 SKIP_KINDS = frozenset({EdgeKind.HAS_AGENT, EdgeKind.FOCUSES_ON, EdgeKind.WROTE})
@@ -321,7 +322,7 @@ def _pheromone_stats(palace: Any, rows: np.ndarray, carriers: np.ndarray) -> tup
 def run_swarm(palace: Any, agents: int | Sequence[str] | Sequence[Agent] | None = None,
               cycles: int = 100, seed: int = 0,
               goal: str | np.ndarray | Sequence[float] | None = None,
-              progress: Progress | None = None, cancel: Cancel | None = None,
+              progress: CycleReport | None = None, cancel: Cancel | None = None,
               config: SwarmConfig | None = None) -> SwarmResult:
     """Run up to ``cycles`` swarm cycles on ``palace`` and return a :class:`SwarmResult`.
 
