@@ -1,10 +1,10 @@
 """The MCP server: a palace over stdio for AI assistants (CPython host).
 
 Every operation of the registry is an MCP tool (its name, its summary as the description, its
-JSON Schema as ``inputSchema``), and the ``palace_protocol`` prompt teaches an assistant the
-palace and how to use the tools. Calls go through a
-:class:`palazzo.persist.palacestore.PalaceStore`, so a write is answered only after its
-journal record is synced: a server killed at any moment loses no acknowledged write.
+JSON Schema as ``inputSchema``), and the ``palace_protocol`` prompt
+(:mod:`palazzo.hosts.mcp.prompt`) teaches an assistant the palace and how to use the tools.
+Calls go through a :class:`palazzo.persist.palacestore.PalaceStore`, so a write is answered
+only after its journal record is synced: a server killed at any moment loses no acknowledged write.
 
 Wire: JSON-RPC 2.0, one message a line, UTF-8, on stdin/stdout (written ASCII-only, so no
 character inside a message can look like a line break to any reader); stdout carries nothing
@@ -103,6 +103,7 @@ from palazzo._version import __version__
 from palazzo.core import jsontext
 from palazzo.embed import registry
 from palazzo.errors import PalazzoError, RpcError
+from palazzo.hosts.mcp import prompt
 from palazzo.palace import Palace
 from palazzo.persist.directory import (  # noqa: F401  (re-exported for callers)
     DEFAULT_PALACE,
@@ -149,102 +150,6 @@ CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list"})  # 2026
 # Nothing in these results is user-specific (public); ttl 0 because a stale list costs more than
 # refetching a small one.
 CACHE_HINTS = {"ttlMs": 0, "cacheScope": "public"}
-PROMPT_NAME = "palace_protocol"
-DEFAULT_AGENT = "assistant"
-
-
-
-
-# -- the palace_protocol prompt -------------------------------------------------------------
-
-PROTOCOL = """\
-# Your memory palace (palazzo)
-
-The tools of this server are your long-term memory: a palazzo memory palace. It keeps what you
-store word for word and finds it again by meaning and by words.
-
-## Layout
-- **Palace**: the whole memory (this server serves one).
-- **Wing**: a major domain: a person, a project, a field ("work", "family", "orion").
-- **Room**: one subject inside a wing ("auth", "deploys", "garden"). Rooms of one wing are
-  joined by halls; rooms of different wings that share a subject by tunnels.
-- **Closet**: an optional shelf inside a room that groups related drawers.
-- **Drawer**: one verbatim text (a note, a decision, a quotation, an excerpt) with its source,
-  importance (0 to 1) and timestamps. Its id comes from text + wing + room, so storing the same
-  text twice in a room stores it once.
-- **Knowledge graph**: entities and dated facts (subject -predicate-> object) with confidence
-  and validity (valid_from, valid_to). A fact that stops being true is ended, not erased, so
-  you can ask what was true at a date.
-- **Diaries**: every agent, you included, has a diary in its own wing; entries are drawers,
-  so search finds them.
-- **Pheromones**: trails of use. Results and paths that helped can be reinforced
-  (pheromone_deposit, navigate with deposit: true); trails decay. Search ignores them unless
-  you pass pheromone > 0.
-- **Provenance slices**: conversation turns (add_turn, import_conversation) form a graph;
-  slice_context cuts the admissible evidence around an anchor turn under a named policy and
-  signs it with an HMAC token; verify_token checks a bundle or token later.
-
-## How to use it
-1. **Search first.** Before answering from memory, and before storing, call `search` with a
-   short query (add wing/room when you know the place); read whole drawers with `get_drawer`.
-   `get_taxonomy` and `list_wings` show the layout: reuse the wings and rooms that exist
-   instead of inventing near-duplicates.
-2. **Add verbatim.** `add_drawer` with the exact words (wing, room, content; source and
-   importance when you know them), never a paraphrase of text you could store whole.
-   `check_duplicate` when unsure; `update_drawer` corrects, `delete_drawer` removes.
-3. **Facts with dates.** `kg_add` subject, predicate, object, with `valid_from` (YYYY-MM-DD)
-   when the fact started, `confidence` below 1 when unsure, and `source_drawer` naming the
-   drawer that says so. When a fact changes, `kg_supersede` (or `kg_invalidate`) it rather
-   than adding a contradiction. Ask with `kg_query` (`as_of` for a past date), `kg_timeline`,
-   `kg_traverse`; `kg_contradictions` finds clashes.
-4. **Keep a diary.** After a piece of work, `diary_write` (agent: "{agent}") a few sentences:
-   what you did, what you learned, what is still open. `diary_read` picks up where you left.
-5. **Cite with provenance.** When an answer rests on a conversation, store its turns
-   (`add_turn` or `import_conversation`), call `slice_context` with the turn you answer as
-   `anchor`, and keep the bundle with your answer. `verify_token` with that bundle (and
-   `recompute: true`) says whether it is still valid and current. Never write or edit a token.
-6. **Errors are answers.** A result marked as an error says what was wrong; nothing was
-   changed. Fix the arguments and call again.
-
-## This palace now
-{now}
-"""
-
-
-def _palace_now(store: Any) -> str:
-    """Return a few lines on the open palace for the prompt (name, counts, wings, mode)."""
-    status = store.call("palace_status", {})
-    wings = store.call("list_wings", {})["wings"]
-    lines = [f"- Name: {status['name']}; {status['drawers']} drawers in {status['rooms']} "
-             f"rooms of {status['wings']} wings; {status['entities']} entities."]
-    if wings:
-        shown = ", ".join(f"{w['name']} ({w['drawers']})" for w in wings[:40])
-        more = f" and {len(wings) - 40} more" if len(wings) > 40 else ""
-        lines.append(f"- Wings (drawers): {shown}{more}.")
-    else:
-        lines.append("- Empty so far: the first add_drawer creates its wing and room.")
-    if store.status.read_only:
-        lines.append("- Read-only for now: another process holds the palace for writing, so "
-                     "writes fail until it is done with it; reads always work.")
-    return "\n".join(lines)
-
-
-def protocol_text(store: Any, agent: str = DEFAULT_AGENT) -> str:
-    """Return the palace_protocol prompt's text for ``store``'s palace and ``agent``."""
-    return PROTOCOL.format(agent=agent, now=_palace_now(store))
-
-
-def instructions(store: Any) -> str:
-    """Return the server's instructions (a short form of the protocol, for system prompts)."""
-    text = ("palazzo is a memory palace: wings > rooms > drawers of verbatim text, a dated "
-            "knowledge graph, agent diaries and provenance slices. Search before you answer "
-            "or store; store exact words with add_drawer; record facts with kg_add and a "
-            "valid_from date; write a diary entry with diary_write after a piece of work. "
-            f"The prompt '{PROMPT_NAME}' explains the layout and every habit.")
-    if store.status.read_only:
-        text += (" This palace is read-only for now (another process holds it for writing): "
-                 "writes fail until that process is done with it, reads always work.")
-    return text
 
 
 # -- requests -------------------------------------------------------------------------------
@@ -595,12 +500,12 @@ class McpServer:
             raise RpcError(INVALID_PARAMS, "initialize needs a string 'protocolVersion'")
         self.version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
         return {"protocolVersion": self.version, "capabilities": dict(CAPABILITIES),
-                "serverInfo": dict(SERVER_INFO), "instructions": instructions(self.store)}
+                "serverInfo": dict(SERVER_INFO), "instructions": prompt.instructions(self.store)}
 
     def _discover(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         return {"supportedVersions": list(SUPPORTED_VERSIONS),
                 "capabilities": dict(CAPABILITIES), "serverInfo": dict(SERVER_INFO),
-                "instructions": instructions(self.store)}
+                "instructions": prompt.instructions(self.store)}
 
     # -- tools ----------------------------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
@@ -641,28 +546,17 @@ class McpServer:
     # -- prompts --------------------------------------------------------------------------
     def _prompts_list(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         _no_cursor(params)
-        return {"prompts": [{
-            "name": PROMPT_NAME, "title": "Palace protocol",
-            "description": "How the memory palace is laid out (wings, rooms, closets, verbatim "
-                           "drawers, knowledge graph, diaries, pheromones, provenance slices) "
-                           "and how to use its tools.",
-            "arguments": [{"name": "agent", "required": False,
-                           "description": f"your diary's agent name (default "
-                                          f"{DEFAULT_AGENT!r})"}],
-        }]}
+        return {"prompts": prompt.prompts()}
 
     def _prompts_get(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         name = params.get("name")
-        if name != PROMPT_NAME:
+        if name != prompt.PROMPT_NAME:
             raise RpcError(INVALID_PARAMS, f"Unknown prompt: {name}; the prompt is "
-                           f"{PROMPT_NAME!r}")
+                           f"{prompt.PROMPT_NAME!r}")
         args = params.get("arguments") or {}
         if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
             raise RpcError(INVALID_PARAMS, "prompt arguments must be an object of strings")
-        agent = args.get("agent") or DEFAULT_AGENT
-        return {"description": "The palace protocol: layout and habits",
-                "messages": [{"role": "user", "content": {
-                    "type": "text", "text": protocol_text(self.store, agent)}}]}
+        return prompt.get(self.store, args)
 
 
 def _no_cursor(params: dict[str, Any]) -> None:
@@ -907,8 +801,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def command(argv: list[str] | None = None) -> int:
-    """``python -m palazzo.hosts.mcp.server [--palace DIR] [--embedder NAME]``: returns the exit
-    code."""
+    """``python -m palazzo.hosts.mcp [--palace DIR] [--embedder NAME]`` (also
+    ``python -m palazzo.hosts.mcp.server``): returns the exit code."""
     args = add_arguments(argparse.ArgumentParser(
         prog="palazzo mcp", description="Serve a palace to MCP clients over stdio.")
     ).parse_args(argv)
