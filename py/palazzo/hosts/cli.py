@@ -248,117 +248,12 @@ def _serve(args) -> int:
     return 0
 
 
-def _bench_longmemeval(args) -> int:
-    from palazzo.bench import longmemeval
+def _bench(args) -> int:
+    """Run a ``palazzo bench`` subcommand (:mod:`palazzo.bench.cli`) with this command line's
+    embedders and progress bars; return its exit code."""
+    from palazzo.bench import cli as bench
 
-    embedder = None if args.mode == "bm25" else make_embedder(args.embedder)
-    result = longmemeval.run(Path(args.data), embedder, args.mode,
-                             progress=ProgressBar("questions", args.progress),
-                             chunk_size=args.chunk_size or None)
-    _write(args.out, result)
-    print(json.dumps(result["metrics"], indent=1))
-    return 0
-
-
-def _bench_make_longtext(args) -> int:
-    from palazzo.bench import longmemeval, longtext
-
-    questions = longtext.make(longmemeval.load(Path(args.data)), args.group)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(questions), encoding="utf-8")
-    print(f"{len(questions)} questions written to {out}", file=sys.stderr)
-    return 0
-
-
-def _bench_throughput(args) -> int:
-    from palazzo.bench import throughput
-
-    sizes = [int(s) for s in args.sizes.split(",")]
-    result = throughput.run(sizes, similar=args.similar,
-                            progress=ProgressBar("sizes", args.progress))
-    _write(args.out, result)
-    for r in result["results"]:
-        print(json.dumps(r))
-    return 0
-
-
-def _bench_journal(args) -> int:
-    from palazzo.bench import journal
-
-    result = journal.run(args.size, args.records)
-    _write(args.out, result)
-    print(json.dumps(result["result"]))
-    return 0
-
-
-def _bench_embedder(args) -> int:
-    from palazzo.bench import embedder
-
-    result = embedder.run(Path(args.data), make_embedder(args.embedder))
-    _write(args.out, result)
-    print(json.dumps(result, indent=1))
-    return 0
-
-
-def _bench_pathfinding(args) -> int:
-    from palazzo.bench import pathfinding
-
-    result = pathfinding.run()
-    _write(args.out, result)
-    print(json.dumps(result, indent=1)[:4000])
-    return 0
-
-
-def _bench_decay(args) -> int:
-    from palazzo.bench import stigmergy
-
-    sizes = tuple(int(s) for s in args.sizes.split(","))
-    result = stigmergy.run(sizes)
-    _write(args.out, result)
-    print(json.dumps(result, indent=1))
-    return 0
-
-
-def _bench_learning(args) -> int:
-    from palazzo.bench import learning
-
-    weights = [float(w) for w in args.weights.split(",")]
-    embedder = make_embedder(args.embedder)
-    result = learning.run(Path(args.data), embedder, weights, rounds=args.rounds,
-                          seed=args.seed, progress=ProgressBar("weights", args.progress))
-    _write(args.out, result)
-    for row in result["table"]:
-        print(json.dumps(row))
-    return 0
-
-
-def _bench_swarm(args) -> int:
-    from palazzo.bench import swarm
-
-    result = swarm.run(agents=args.agents, cycles=args.cycles, seed=args.seed)
-    _write(args.out, result)
-    print(json.dumps({k: v for k, v in result.items() if k not in ("curve", "summary")},
-                     indent=1))
-    return 0
-
-
-def _bench_fuzz(args) -> int:
-    from palazzo.bench import fuzz
-
-    families = tuple(args.families.split(",")) if args.families else fuzz.FAMILIES
-    result = fuzz.run(args.count, seed=args.seed, families=families, timeout=args.timeout,
-                      progress=ProgressBar("inputs", args.progress))
-    _write(args.out, result)
-    print(json.dumps({"totals": result["totals"], "families": result["families"]}, indent=1))
-    return 0
-
-
-def _write(path: str, result: dict) -> None:
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1))
-    print(f"written to {out}", file=sys.stderr)
+    return bench.run(args, make_embedder, ProgressBar)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -430,70 +325,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--port", type=int, default=8000)
     c.add_argument("--site", help="the built site (default: dist/ of this checkout)")
     c.set_defaults(fn=_serve)
-    bench = sub.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
-    lme = bench.add_parser("longmemeval", help="session retrieval on a LongMemEval file")
-    lme.add_argument("--data", required=True)
-    lme.add_argument("--out", required=True)
-    lme.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
-    lme.add_argument("--mode", default="hybrid")
-    lme.add_argument("--progress", action="store_true", help="show progress when not a TTY")
-    lme.add_argument("--chunk-size", type=int, default=900, help="characters; 0 embeds whole")
-    lme.set_defaults(fn=_bench_longmemeval)
-    mlt = bench.add_parser("make-longtext", help="LongMemEval file with sessions grouped into "
-                           "long drawers")
-    mlt.add_argument("--data", required=True)
-    mlt.add_argument("--out", required=True)
-    mlt.add_argument("--group", type=int, default=6, help="sessions a drawer")
-    mlt.set_defaults(fn=_bench_make_longtext)
-    emb = bench.add_parser("embedder", help="embedder speed on a LongMemEval file's text")
-    emb.add_argument("--data", required=True)
-    emb.add_argument("--out", required=True)
-    emb.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
-    emb.set_defaults(fn=_bench_embedder)
-    pf = bench.add_parser("pathfinding", help="Semantic A* on the paper's synthetic palaces")
-    pf.add_argument("--out", required=True)
-    pf.set_defaults(fn=_bench_pathfinding)
-    dec = bench.add_parser("decay", help="pheromone decay and cost recomputation throughput")
-    dec.add_argument("--sizes", default="100,5000,100000")
-    dec.add_argument("--out", required=True)
-    dec.set_defaults(fn=_bench_decay)
-    lrn = bench.add_parser("learning", help="does retrieval learn from use? repeated workload "
-                           "with feedback vs held-apart questions")
-    lrn.add_argument("--data", required=True)
-    lrn.add_argument("--out", required=True)
-    lrn.add_argument("--embedder", default="minilm", choices=["minilm", "tfidf", "hash"])
-    lrn.add_argument("--weights", default="0,0.25,0.5,1,2", help="pheromone term weights")
-    lrn.add_argument("--rounds", type=int, default=10)
-    lrn.add_argument("--seed", type=int, default=0, help="workload/held-apart split seed")
-    lrn.add_argument("--progress", action="store_true")
-    lrn.set_defaults(fn=_bench_learning)
-    sw = bench.add_parser("swarm", help="swarm soak run: pheromone mass and convergence curve")
-    sw.add_argument("--agents", type=int, default=5)
-    sw.add_argument("--cycles", type=int, default=500)
-    sw.add_argument("--seed", type=int, default=0)
-    sw.add_argument("--out", required=True)
-    sw.set_defaults(fn=_bench_swarm)
-    fz = bench.add_parser("fuzz", help="hostile palace files, chat exports and folders: how "
-                          "many get a clear error, are accepted, raise or hang")
-    fz.add_argument("--count", type=int, default=2000, help="inputs, the families taking turns")
-    fz.add_argument("--seed", type=int, default=0)
-    fz.add_argument("--families", help="comma-separated: palace-document, palace-text, chats, "
-                    "folder (default: all)")
-    fz.add_argument("--timeout", type=float, default=10.0, help="seconds one input may take")
-    fz.add_argument("--out", required=True)
-    fz.add_argument("--progress", action="store_true")
-    fz.set_defaults(fn=_bench_fuzz)
-    thr = bench.add_parser("throughput", help="insert/search/export/import at several sizes")
-    thr.add_argument("--sizes", default="100,1000,5000,100000")
-    thr.add_argument("--out", required=True)
-    thr.add_argument("--similar", action="store_true", help="also link SIMILAR_TO on insert")
-    thr.add_argument("--progress", action="store_true")
-    thr.set_defaults(fn=_bench_throughput)
-    jr = bench.add_parser("journal", help="record size, boot, refusal and reload with exact replay")
-    jr.add_argument("--size", type=int, default=20_000)
-    jr.add_argument("--records", type=int, default=200)
-    jr.add_argument("--out", default="bench-results/journal.json")
-    jr.set_defaults(fn=_bench_journal)
+    from palazzo.bench import cli as bench
+
+    bench.add_parsers(sub).set_defaults(fn=_bench)
     return p
 
 

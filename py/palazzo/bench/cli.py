@@ -1,0 +1,224 @@
+"""The ``palazzo bench …`` subcommands: their arguments, and running the one asked for.
+
+The ``palazzo`` command line (:mod:`palazzo.hosts.cli`) adds them with :func:`add_parsers` and
+runs them with :func:`run`, handing in how it makes embedders and progress bars: the bench
+layer does not import the hosts (they import it), so the terminal stays the host's. Each
+benchmark writes its result to ``--out`` as JSON and prints a summary on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# Makes the embedder of a name (the host's, which may say on stderr what it picked).
+MakeEmbedder = Callable[[str], Any]
+# Makes a progress callback from a label and whether to show it when stderr is no terminal.
+MakeProgress = Callable[[str, bool], Callable[[int, int], None]]
+Bench = Callable[[argparse.Namespace, MakeEmbedder, MakeProgress], int]
+
+EMBEDDERS = ["minilm", "tfidf", "hash"]
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``bench`` and its subcommands to ``sub`` (the subcommands of the ``palazzo``
+    parser); return the ``bench`` parser, so the host can set what runs it (:func:`run`)."""
+    parser = sub.add_parser("bench", help="benchmarks")
+    bench = parser.add_subparsers(dest="bench", required=True)
+
+    def add(name: str, fn: Bench, help: str) -> argparse.ArgumentParser:  # noqa: A002
+        c = bench.add_parser(name, help=help)
+        c.set_defaults(bench_fn=fn)
+        return c
+
+    lme = add("longmemeval", _longmemeval, "session retrieval on a LongMemEval file")
+    lme.add_argument("--data", required=True)
+    lme.add_argument("--out", required=True)
+    lme.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
+    lme.add_argument("--mode", default="hybrid")
+    lme.add_argument("--progress", action="store_true", help="show progress when not a TTY")
+    lme.add_argument("--chunk-size", type=int, default=900, help="characters; 0 embeds whole")
+    mlt = add("make-longtext", _make_longtext, "LongMemEval file with sessions grouped into "
+              "long drawers")
+    mlt.add_argument("--data", required=True)
+    mlt.add_argument("--out", required=True)
+    mlt.add_argument("--group", type=int, default=6, help="sessions a drawer")
+    emb = add("embedder", _embedder, "embedder speed on a LongMemEval file's text")
+    emb.add_argument("--data", required=True)
+    emb.add_argument("--out", required=True)
+    emb.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
+    pf = add("pathfinding", _pathfinding, "Semantic A* on the paper's synthetic palaces")
+    pf.add_argument("--out", required=True)
+    dec = add("decay", _decay, "pheromone decay and cost recomputation throughput")
+    dec.add_argument("--sizes", default="100,5000,100000")
+    dec.add_argument("--out", required=True)
+    lrn = add("learning", _learning, "does retrieval learn from use? repeated workload with "
+              "feedback vs held-apart questions")
+    lrn.add_argument("--data", required=True)
+    lrn.add_argument("--out", required=True)
+    lrn.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
+    lrn.add_argument("--weights", default="0,0.25,0.5,1,2", help="pheromone term weights")
+    lrn.add_argument("--rounds", type=int, default=10)
+    lrn.add_argument("--seed", type=int, default=0, help="workload/held-apart split seed")
+    lrn.add_argument("--progress", action="store_true")
+    sw = add("swarm", _swarm, "swarm soak run: pheromone mass and convergence curve")
+    sw.add_argument("--agents", type=int, default=5)
+    sw.add_argument("--cycles", type=int, default=500)
+    sw.add_argument("--seed", type=int, default=0)
+    sw.add_argument("--out", required=True)
+    fz = add("fuzz", _fuzz, "hostile palace files, chat exports and folders: how many get a "
+             "clear error, are accepted, raise or hang")
+    fz.add_argument("--count", type=int, default=2000, help="inputs, the families taking turns")
+    fz.add_argument("--seed", type=int, default=0)
+    fz.add_argument("--families", help="comma-separated: palace-document, palace-text, chats, "
+                    "folder (default: all)")
+    fz.add_argument("--timeout", type=float, default=10.0, help="seconds one input may take")
+    fz.add_argument("--out", required=True)
+    fz.add_argument("--progress", action="store_true")
+    thr = add("throughput", _throughput, "insert/search/export/import at several sizes")
+    thr.add_argument("--sizes", default="100,1000,5000,100000")
+    thr.add_argument("--out", required=True)
+    thr.add_argument("--similar", action="store_true", help="also link SIMILAR_TO on insert")
+    thr.add_argument("--progress", action="store_true")
+    jr = add("journal", _journal, "record size, boot, refusal and reload with exact replay")
+    jr.add_argument("--size", type=int, default=20_000)
+    jr.add_argument("--records", type=int, default=200)
+    jr.add_argument("--out", default="bench-results/journal.json")
+    return parser
+
+
+def run(args: argparse.Namespace, make_embedder: MakeEmbedder, progress: MakeProgress) -> int:
+    """Run the benchmark ``args`` names (parsed by a parser :func:`add_parsers` built) with
+    the host's ``make_embedder`` and ``progress``; return the exit code (0). Its errors
+    (:class:`~palazzo.errors.PalazzoError`, ``OSError``) are the host's to report. Cost: the
+    benchmark's own, from seconds to hours."""
+    return args.bench_fn(args, make_embedder, progress)
+
+
+def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
+                 progress: MakeProgress) -> int:
+    from palazzo.bench import longmemeval
+
+    embedder = None if args.mode == "bm25" else make_embedder(args.embedder)
+    result = longmemeval.run(Path(args.data), embedder, args.mode,
+                             progress=progress("questions", args.progress),
+                             chunk_size=args.chunk_size or None)
+    _write(args.out, result)
+    print(json.dumps(result["metrics"], indent=1))
+    return 0
+
+
+def _make_longtext(args: argparse.Namespace, make_embedder: MakeEmbedder,
+                   progress: MakeProgress) -> int:
+    from palazzo.bench import longmemeval, longtext
+
+    questions = longtext.make(longmemeval.load(Path(args.data)), args.group)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(questions), encoding="utf-8")
+    print(f"{len(questions)} questions written to {out}", file=sys.stderr)
+    return 0
+
+
+def _throughput(args: argparse.Namespace, make_embedder: MakeEmbedder,
+                progress: MakeProgress) -> int:
+    from palazzo.bench import throughput
+
+    sizes = [int(s) for s in args.sizes.split(",")]
+    result = throughput.run(sizes, similar=args.similar,
+                            progress=progress("sizes", args.progress))
+    _write(args.out, result)
+    for r in result["results"]:
+        print(json.dumps(r))
+    return 0
+
+
+def _journal(args: argparse.Namespace, make_embedder: MakeEmbedder,
+             progress: MakeProgress) -> int:
+    from palazzo.bench import journal
+
+    result = journal.run(args.size, args.records)
+    _write(args.out, result)
+    print(json.dumps(result["result"]))
+    return 0
+
+
+def _embedder(args: argparse.Namespace, make_embedder: MakeEmbedder,
+              progress: MakeProgress) -> int:
+    from palazzo.bench import embedder
+
+    result = embedder.run(Path(args.data), make_embedder(args.embedder))
+    _write(args.out, result)
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+def _pathfinding(args: argparse.Namespace, make_embedder: MakeEmbedder,
+                 progress: MakeProgress) -> int:
+    from palazzo.bench import pathfinding
+
+    result = pathfinding.run()
+    _write(args.out, result)
+    print(json.dumps(result, indent=1)[:4000])
+    return 0
+
+
+def _decay(args: argparse.Namespace, make_embedder: MakeEmbedder,
+           progress: MakeProgress) -> int:
+    from palazzo.bench import stigmergy
+
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    result = stigmergy.run(sizes)
+    _write(args.out, result)
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+def _learning(args: argparse.Namespace, make_embedder: MakeEmbedder,
+              progress: MakeProgress) -> int:
+    from palazzo.bench import learning
+
+    weights = [float(w) for w in args.weights.split(",")]
+    embedder = make_embedder(args.embedder)
+    result = learning.run(Path(args.data), embedder, weights, rounds=args.rounds,
+                          seed=args.seed, progress=progress("weights", args.progress))
+    _write(args.out, result)
+    for row in result["table"]:
+        print(json.dumps(row))
+    return 0
+
+
+def _swarm(args: argparse.Namespace, make_embedder: MakeEmbedder,
+           progress: MakeProgress) -> int:
+    from palazzo.bench import swarm
+
+    result = swarm.run(agents=args.agents, cycles=args.cycles, seed=args.seed)
+    _write(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k not in ("curve", "summary")},
+                     indent=1))
+    return 0
+
+
+def _fuzz(args: argparse.Namespace, make_embedder: MakeEmbedder,
+          progress: MakeProgress) -> int:
+    from palazzo.bench import fuzz
+
+    families = tuple(args.families.split(",")) if args.families else fuzz.FAMILIES
+    result = fuzz.run(args.count, seed=args.seed, families=families, timeout=args.timeout,
+                      progress=progress("inputs", args.progress))
+    _write(args.out, result)
+    print(json.dumps({"totals": result["totals"], "families": result["families"]}, indent=1))
+    return 0
+
+
+def _write(path: str, result: dict[str, Any]) -> None:
+    """Write ``result`` as indented JSON to ``path`` (creating its folder) and say where on
+    stderr."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    print(f"written to {out}", file=sys.stderr)
