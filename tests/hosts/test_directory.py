@@ -17,7 +17,7 @@ import pytest
 import palazzo
 from palazzo import call
 from palazzo.embed.hashing import HashEmbedder
-from palazzo.errors import ReadOnly
+from palazzo.errors import ReadOnly, StorageError
 from palazzo.formats.palacefile import export_palace
 from palazzo.palace import Palace
 from palazzo.persist.directory import PalaceDirectory
@@ -237,3 +237,53 @@ def test_a_reader_stores_the_first_signing_key_before_it_returns_a_token(tmp_pat
         assert again.call("verify_token", {"bundle": bundle})["valid"] is True
     finally:
         again.close()
+
+
+def test_a_with_block_gives_the_lock_back_when_it_ends(tmp_path):
+    palace = tmp_path / "atrium"
+    with PalaceDirectory(palace, make) as first:
+        assert first.writer
+        first.call("add_drawer", {"wing": "w", "room": "r", "content": "in the block"})
+        with PalaceDirectory(palace, make) as meanwhile:  # the lock is held: read-only
+            assert meanwhile.status.read_only and not meanwhile.writer
+    with PalaceDirectory(palace, make) as second:  # another writer opens it
+        assert second.writer and not second.status.read_only
+        second.call("add_drawer", {"wing": "w", "room": "r", "content": "after the block"})
+    assert drawers_on_disk(palace) == ["after the block", "in the block"]
+
+
+def test_a_with_block_gives_the_lock_back_when_it_raises(tmp_path):
+    palace = tmp_path / "atrium"
+    with pytest.raises(RuntimeError, match="mid-block"), \
+            PalaceDirectory(palace, make) as first:
+        first.call("add_drawer", {"wing": "w", "room": "r", "content": "before the error"})
+        raise RuntimeError("mid-block")
+    with PalaceDirectory(palace, make) as second:
+        assert second.writer and not second.status.read_only
+        second.call("add_drawer", {"wing": "w", "room": "r", "content": "after the error"})
+    assert drawers_on_disk(palace) == ["after the error", "before the error"]
+
+
+def test_a_directory_that_fails_to_open_gives_the_lock_back(tmp_path):
+    def broken(**kw):
+        raise RuntimeError("no palace today")
+
+    with pytest.raises(RuntimeError, match="no palace today"):
+        PalaceDirectory(tmp_path / "atrium", broken)
+    with PalaceDirectory(tmp_path / "atrium", make) as d:
+        assert d.writer
+
+
+def test_close_is_idempotent_and_a_closed_directory_refuses_calls(tmp_path):
+    palace = tmp_path / "atrium"
+    with PalaceDirectory(palace, make) as d:
+        d.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
+    d.close()  # again, after the block: nothing happens
+    with PalaceDirectory(palace, make) as holder:  # the lock is someone else's now...
+        with pytest.raises(StorageError, match="was closed"):
+            d.call("add_drawer", {"wing": "w", "room": "r", "content": "unguarded"})
+        d.close()  # ...and closing again does not release it
+        assert holder.writer
+        with PalaceDirectory(palace, make) as third:
+            assert third.status.read_only
+    assert drawers_on_disk(palace) == ["kept"]

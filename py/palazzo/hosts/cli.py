@@ -44,11 +44,10 @@ def make_embedder(name: str):
 
 # -- commands on a palace directory ----------------------------------------------------------
 
-_OPENED: list = []
-
 def _open(args, create: bool = True):
     """Return the palace directory of ``--palace`` opened with ``--embedder`` (writer, or
-    read-only when another process holds it)."""
+    read-only when another process holds it), for a ``with`` block that gives its lock back
+    when the command ends."""
     from palazzo.palace import Palace
     from palazzo.persist.directory import PalaceDirectory
 
@@ -57,9 +56,7 @@ def _open(args, create: bool = True):
                                                  for p in path.iterdir())):
         raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
     embedder = make_embedder(args.embedder)
-    d = PalaceDirectory(path, lambda **kw: Palace(embedder=embedder, **kw))
-    _OPENED.append(d)  # main() releases its lock when the command ends
-    return d
+    return PalaceDirectory(path, lambda **kw: Palace(embedder=embedder, **kw))
 
 
 def _print(result) -> None:
@@ -71,37 +68,38 @@ def _init(args) -> int:
     if path.is_dir() and any(p.name.startswith(("snapshot-", "journal-"))
                              for p in path.iterdir()):
         raise PalazzoError(f"{path} already holds a palace")
-    d = _open(args)
-    print(f"palace created in {d.path}")
+    with _open(args) as d:
+        print(f"palace created in {d.path}")
     return 0
 
 
 def _repair(args) -> int:
-    d = _open(args, create=False)
-    stopped = d.status.stopped_at
-    if stopped is None:
-        _print({"repaired": False, "problem": d.status.problem})
-        return 0
-    if not args.yes:
-        raise PalazzoError(f"{d.status.problem}. Run `palazzo repair --yes` to set record "
-                           f"{stopped} and the records after it aside (they are kept in a "
-                           "rejected-… file beside the journal) and open the palace for writing")
-    _print({"repaired": True, **d.store.repair()})
+    with _open(args, create=False) as d:
+        stopped = d.status.stopped_at
+        if stopped is None:
+            _print({"repaired": False, "problem": d.status.problem})
+            return 0
+        if not args.yes:
+            raise PalazzoError(f"{d.status.problem}. Run `palazzo repair --yes` to set record "
+                               f"{stopped} and the records after it aside (they are kept in a "
+                               "rejected-… file beside the journal) and open the palace for "
+                               "writing")
+        _print({"repaired": True, **d.store.repair()})
     return 0
 
 
 def _status(args) -> int:
-    d = _open(args, create=False)
-    _print({"palace": d.call("palace_status"), "storage": {"path": str(d.path),
-                                                           **d.status.to_dict()}})
+    with _open(args, create=False) as d:
+        _print({"palace": d.call("palace_status"), "storage": {"path": str(d.path),
+                                                               **d.status.to_dict()}})
     return 0
 
 
 def _search(args) -> int:
-    d = _open(args, create=False)
     query = {"query": args.query, "limit": args.limit, "mode": args.mode}
     query.update({k: getattr(args, k) for k in ("wing", "room") if getattr(args, k)})
-    hits = d.call("search", query)["results"]
+    with _open(args, create=False) as d:
+        hits = d.call("search", query)["results"]
     if args.json:
         _print(hits)
         return 0
@@ -118,16 +116,16 @@ def _add(args) -> int:
     if (args.text is None) == (args.file is None):
         raise PalazzoError("give the drawer's text, or --file FILE (one of them)")
     text = args.text if args.text is not None else Path(args.file).read_text(encoding="utf-8")
-    d = _open(args, create=False)
-    out = d.call("add_drawer", {"wing": args.wing, "room": args.room, "content": text,
-                                **({"source_file": args.file} if args.file else {})})
+    with _open(args, create=False) as d:
+        out = d.call("add_drawer", {"wing": args.wing, "room": args.room, "content": text,
+                                    **({"source_file": args.file} if args.file else {})})
     print(f"{out['drawer_id']} {'added' if out['created'] else 'was already there'}")
     return 0
 
 
 def _export(args) -> int:
-    d = _open(args, create=False)
-    out = d.call("export", {"format": args.format, "vectors": args.vectors})
+    with _open(args, create=False) as d:
+        out = d.call("export", {"format": args.format, "vectors": args.vectors})
     text = out["text"] if args.format == "jsonl" else json.dumps(out["document"],
                                                                  ensure_ascii=False)
     if args.out:
@@ -140,10 +138,11 @@ def _export(args) -> int:
 
 def _import(args) -> int:
     text = Path(args.file).read_text(encoding="utf-8")
-    d = _open(args)
-    out = d.call("import", {"text": text, "reindex": False})
-    print(f"imported {out['imported']['drawers']} drawers in {out['imported']['wings']} wings")
-    _embed(d, args)
+    with _open(args) as d:
+        out = d.call("import", {"text": text, "reindex": False})
+        print(f"imported {out['imported']['drawers']} drawers in {out['imported']['wings']} "
+              "wings")
+        _embed(d, args)
     return 0
 
 
@@ -171,28 +170,29 @@ def _print_no_vector(report: dict) -> None:
 
 
 def _reindex(args) -> int:
-    d = _open(args, create=False)
-    if args.force:
-        out = d.call("reindex", {"force": True})
-        print(f"embedded {out['embedded']} drawers with {out['embedder']}")
-        _print_no_vector(out["no_vector"])
-    else:
-        _embed(d, args)
+    with _open(args, create=False) as d:
+        if args.force:
+            out = d.call("reindex", {"force": True})
+            print(f"embedded {out['embedded']} drawers with {out['embedder']}")
+            _print_no_vector(out["no_vector"])
+        else:
+            _embed(d, args)
     return 0
 
 
 def _bulk_replace(args) -> int:
-    d = _open(args, create=False)
     call = {"find": args.find, "replace": args.replace, "dry_run": args.dry_run}
     call.update({k: getattr(args, k) for k in ("wing", "room") if getattr(args, k)})
-    _print(d.call("bulk_replace", call))
+    with _open(args, create=False) as d:
+        _print(d.call("bulk_replace", call))
     return 0
 
 
-def _run_plan(args, plan, d=None) -> int:
+def _run_plan(args, plan, d) -> int:
+    """Apply an importer's ``plan`` to the open palace directory ``d`` with a progress bar,
+    print what it did and embed the new drawers; return the exit code (0)."""
     from palazzo.importers import apply
 
-    d = d or _open(args)
     print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
     out = apply(plan, d.call, progress=ProgressBar("importing", args.progress))
     _print(out)
@@ -203,29 +203,34 @@ def _run_plan(args, plan, d=None) -> int:
 def _index(args) -> int:
     from palazzo.importers.folder import plan_index
 
-    d = _open(args)
-    plan = plan_index(Path(args.path), wing=args.wing, include=args.include or None,
-                      exclude=args.exclude or None, sync=args.sync, palace=d.store)
-    return _run_plan(args, plan, d)
+    with _open(args) as d:
+        plan = plan_index(Path(args.path), wing=args.wing, include=args.include or None,
+                          exclude=args.exclude or None, sync=args.sync, palace=d.store)
+        return _run_plan(args, plan, d)
 
 
 def _import_chats(args) -> int:
     from palazzo.importers.chats import plan_chats
 
-    return _run_plan(args, plan_chats(Path(args.file), name=args.name))
+    plan = plan_chats(Path(args.file), name=args.name)
+    with _open(args) as d:
+        return _run_plan(args, plan, d)
 
 
 def _import_mempalace(args) -> int:
     from palazzo.importers.mempalace import plan_mempalace
 
-    return _run_plan(args, plan_mempalace(Path(args.path),
-                                          Path(args.kg) if args.kg else None))
+    plan = plan_mempalace(Path(args.path), Path(args.kg) if args.kg else None)
+    with _open(args) as d:
+        return _run_plan(args, plan, d)
 
 
 def _import_graphpalace(args) -> int:
     from palazzo.importers.graphpalace import plan_graphpalace
 
-    return _run_plan(args, plan_graphpalace(Path(args.file)))
+    plan = plan_graphpalace(Path(args.file))
+    with _open(args) as d:
+        return _run_plan(args, plan, d)
 
 
 def _mcp(args) -> int:
@@ -341,9 +346,6 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
         print(f"palazzo: {err}", file=sys.stderr)
         return 1
-    finally:
-        while _OPENED:
-            _OPENED.pop().close()
 
 
 if __name__ == "__main__":

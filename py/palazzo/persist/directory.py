@@ -2,7 +2,9 @@
 
 ``default_palace`` says where the palace lives when no ``--palace`` is given, and
 :class:`PalaceDirectory` opens the directory as its writer or read-only beside another process
-(embedders by name come from :mod:`palazzo.embed.registry`).
+(embedders by name come from :mod:`palazzo.embed.registry`). A :class:`PalaceDirectory` is a
+context manager, as an httpx transport is: ``with PalaceDirectory(path, make) as d:`` gives
+its lock back when the block ends, however it ends.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
-from palazzo.errors import PalazzoError, ReadOnly
+from palazzo.errors import PalazzoError, ReadOnly, StorageError
 from palazzo.palace import Palace
 from palazzo.persist.palacestore import KEYS, PalaceStore
 from palazzo.persist.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
@@ -58,6 +61,10 @@ class PalaceDirectory:
     check of the files before a call. Either kind saves the vectors of a reindex run whose
     last step wrote none (see :meth:`_track_reindex`). Cost of a reader's write: a ``flock``,
     a ``stat`` of each file, and a boot when another process wrote since this one last read.
+
+    Use it as a context manager (``with PalaceDirectory(path, make) as d:``), or call
+    :meth:`close` when done: either gives the lock back, and a closed directory refuses
+    calls, so nothing is written without the lock.
     """
 
     def __init__(self, path: Path, make_palace: Callable[..., Palace]) -> None:
@@ -74,12 +81,27 @@ class PalaceDirectory:
         self._serial = threading.RLock()  # one call at a time: the store is not thread-safe
         self._owner = self._root.lock(self.path.name)
         self._holding = False  # a reader holding the lock for a write (or a run of steps)
+        self._closed = False
         self._unsaved_gen: int | None = None  # generation with unsaved reindex vectors
-        # Taken before the boot: files that change after it make the next call reload.
-        self._seen: tuple[tuple[str, int, int, int], ...] | None = self._files()
-        self.store = PalaceStore(self.space, make, read_only=not self._owner)
-        if self._owner:
-            self._make_private()
+        try:
+            # Taken before the boot: files that change after it make the next call reload.
+            self._seen: tuple[tuple[str, int, int, int], ...] | None = self._files()
+            self.store = PalaceStore(self.space, make, read_only=not self._owner)
+            if self._owner:
+                self._make_private()
+        except BaseException:  # no object to close comes back: give the lock back here
+            self._root.unlock(self.path.name)
+            raise
+
+    def __enter__(self) -> PalaceDirectory:
+        """Return this directory, open: the ``as`` target of a ``with`` block."""
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        """Close the directory (:meth:`close`) as the block ends, also when it raised; the
+        block's exception, if any, goes on."""
+        self.close()
 
     def _make_private(self) -> None:
         """Narrow the modes an older version left on the palace's files (0644) to the 0600
@@ -121,8 +143,12 @@ class PalaceDirectory:
         takes the writer lock when it is free (else the store raises ReadOnly) and gives it
         back afterwards, as the class says. A read that has something to store (a slice that
         needs the palace's first signing key, which a read-only copy refuses to make) is run
-        again the same way, so the key is stored before any token it signs is returned."""
+        again the same way, so the key is stored before any token it signs is returned.
+        After :meth:`close` it raises StorageError."""
         with self._serial:
+            if self._closed:  # an owner's lock is gone: a write now would go unguarded
+                raise StorageError(f"{self.path} was closed: open the palace directory again "
+                                   "to use it")
             if self._owner:
                 result = self.store.call(name, args)
                 if name == "reindex":
@@ -175,14 +201,21 @@ class PalaceDirectory:
 
     def close(self) -> None:
         """Release the writer lock if this process holds it, after saving vectors a run of
-        reindex steps left in memory alone."""
+        reindex steps left in memory alone; returns None. It exists so that the lock goes back
+        as soon as a host is done, not when the process ends. Idempotent: a second close does
+        nothing. Afterwards :meth:`call` raises StorageError."""
         with self._serial:
-            if self._holding:
-                self._give_back()
-            elif self._owner:
-                with contextlib.suppress(PalazzoError):  # derived data: embedded again later
-                    self._save_unsaved()
-            self._root.unlock(self.path.name)
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                if self._holding:
+                    self._give_back()
+                elif self._owner:
+                    with contextlib.suppress(PalazzoError):  # derived data: embedded again
+                        self._save_unsaved()
+            finally:  # whatever saving raised, the lock goes back
+                self._root.unlock(self.path.name)
 
     def _track_reindex(self, result: dict[str, Any]) -> None:
         """Keep count of a run of ``reindex`` steps. The store saves the vectors of a run

@@ -745,30 +745,29 @@ def run_stdio(palace_dir: Path, make_palace: Callable[..., Palace],
     Opens it as its writer, or read-only when another process holds its lock. Anything the
     engine might print goes to stderr, so stdout carries only MCP messages. Returns 0.
     """
-    palace = PalaceDirectory(palace_dir, make_palace)
-    wrapped: list[io.TextIOWrapper] = []
-    # stdin is read as bytes: the size limit counts bytes, and bytes that are not UTF-8 are a
-    # parse error of their line (whatever the locale says) instead of ending the server.
-    if stdin is None:
-        stdin = getattr(sys.stdin, "buffer", sys.stdin)
-    if stdout is None:
-        stdout = sys.stdout
-        if hasattr(stdout, "buffer"):
-            stdout = io.TextIOWrapper(stdout.buffer, encoding="utf-8", newline="\n")
-            wrapped.append(stdout)
-    mode = "read-only: another process holds its writer lock" if palace.status.read_only \
-        else "writer"
-    _log(f"pid {os.getpid()} serving {palace.path} ({mode})")
-    if palace.status.problem:
-        _log(f"on opening: {palace.status.problem}")
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            serve(palace, stdin, stdout)
-    finally:
-        palace.close()
-        for stream in wrapped:  # give the buffers back to sys.stdin/sys.stdout unclosed
-            with contextlib.suppress(OSError, ValueError):
-                stream.detach()
+    with PalaceDirectory(palace_dir, make_palace) as palace:  # its lock goes back at the end
+        wrapped: list[io.TextIOWrapper] = []
+        # stdin is read as bytes: the size limit counts bytes, and bytes that are not UTF-8 are
+        # a parse error of their line (whatever the locale says) instead of ending the server.
+        if stdin is None:
+            stdin = getattr(sys.stdin, "buffer", sys.stdin)
+        if stdout is None:
+            stdout = sys.stdout
+            if hasattr(stdout, "buffer"):
+                stdout = io.TextIOWrapper(stdout.buffer, encoding="utf-8", newline="\n")
+                wrapped.append(stdout)
+        mode = "read-only: another process holds its writer lock" if palace.status.read_only \
+            else "writer"
+        _log(f"pid {os.getpid()} serving {palace.path} ({mode})")
+        if palace.status.problem:
+            _log(f"on opening: {palace.status.problem}")
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                serve(palace, stdin, stdout)
+        finally:
+            for stream in wrapped:  # give the buffers back to sys.stdin/sys.stdout unclosed
+                with contextlib.suppress(OSError, ValueError):
+                    stream.detach()
     return 0
 
 
