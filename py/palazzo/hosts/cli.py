@@ -1,4 +1,9 @@
-"""The ``palazzo`` command line (CPython host). Errors are one line and a non-zero exit."""
+"""The ``palazzo`` command line (CPython host). Errors are one line and a non-zero exit.
+
+Each command imports what it uses when it runs, so a command loads only its own parts (the MCP
+server, the importers, the site server and the benchmarks stay unloaded otherwise); none of
+these imports hides a circle (``tests/palazzo/test_layers.py`` counts them too).
+"""
 
 from __future__ import annotations
 
