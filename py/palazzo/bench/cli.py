@@ -84,6 +84,19 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     thr.add_argument("--out", required=True)
     thr.add_argument("--similar", action="store_true", help="also link SIMILAR_TO on insert")
     thr.add_argument("--progress", action="store_true")
+    sc = add("scale", _scale, "a generated ChatGPT export of N messages through the CLI: "
+             "import, bytes, cold open/status/search, warm search, peak RSS")
+    sc.add_argument("--messages", type=int, default=20_000)
+    sc.add_argument("--out", required=True)
+    sc.add_argument("--embedder", default="hash", choices=EMBEDDERS)
+    sc.add_argument("--seed", type=int, default=0)
+    sc.add_argument("--queries", type=int, default=50, help="warm queries a search mode")
+    sc.add_argument("--import-timeout", type=float, help="seconds; stop a longer import and "
+                    "report how far it got")
+    sc.add_argument("--workdir", help="where the temporary export and palace go (default: "
+                    "the system's temporary folder)")
+    sc.add_argument("--keep", action="store_true", help="keep the export and palace")
+    sc.add_argument("--progress", action="store_true")
     jr = add("journal", _journal, "record size, boot, refusal and reload with exact replay")
     jr.add_argument("--size", type=int, default=20_000)
     jr.add_argument("--records", type=int, default=200)
@@ -134,6 +147,20 @@ def _throughput(args: argparse.Namespace, make_embedder: MakeEmbedder,
     _write(args.out, result)
     for r in result["results"]:
         print(json.dumps(r))
+    return 0
+
+
+def _scale(args: argparse.Namespace, make_embedder: MakeEmbedder,
+           progress: MakeProgress) -> int:
+    from palazzo.bench import scale
+
+    result = scale.run(args.messages, args.embedder, make_embedder(args.embedder),
+                       seed=args.seed, queries=args.queries, import_timeout=args.import_timeout,
+                       workdir=Path(args.workdir) if args.workdir else None, keep=args.keep,
+                       progress=progress("steps", args.progress))
+    _write(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1,
+                     ensure_ascii=False))
     return 0
 
 
