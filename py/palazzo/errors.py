@@ -12,6 +12,7 @@ person who has to act on them, and each class carries a stable ``code``::
     ├── ImportRejected           import_rejected     a file failed validation; nothing changed
     ├── ImportInterrupted        import_interrupted  a checked plan failed part-way
     ├── StorageError             storage_error       disk full, permissions, a lost handle
+    │   └── SnapshotDamaged      snapshot_damaged    a snapshot file is torn or corrupt
     ├── ReadOnly                 read_only           another tab or process holds the palace
     └── WeightsError             embedder_weights    the MiniLM weights are missing or wrong
 
@@ -88,6 +89,13 @@ class StorageError(PalazzoError):
     """Storage failed (disk full, permissions, a lost handle); the message says what."""
 
     code = "storage_error"
+
+
+class SnapshotDamaged(StorageError):
+    """A palace snapshot file is torn, corrupt or not a snapshot at all; boot skips it and
+    falls back to the generation before, as for any damaged file."""
+
+    code = "snapshot_damaged"
 
 
 class ReadOnly(PalazzoError):

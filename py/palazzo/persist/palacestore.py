@@ -2,7 +2,10 @@
 
 A palace's space holds generation-numbered files::
 
-    snapshot-00000007.pz   the palace JSON (vectors float32) in one checksummed record
+    snapshot-00000007.pz   the palace in the columnar snapshot format
+                           (:mod:`palazzo.formats.snapshot`; before it, the palace JSON in
+                           one checksummed record, still read and rewritten columnar at
+                           the next compaction)
     journal-00000007.log   mutating operations run since that snapshot
                            (:mod:`palazzo.persist.journal`)
     keys.json              the provenance signing keys (local only, never exported)
@@ -56,13 +59,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palazzo.embed.recorded import RecordedEmbedder, RecordingEmbedder
-from palazzo.errors import NotFound, PalazzoError, ReadOnly, ValidationError
-from palazzo.formats.palacefile import export_palace, read_palace
+from palazzo.errors import (
+    NotFound,
+    PalazzoError,
+    ReadOnly,
+    SnapshotDamaged,
+    StorageError,
+    ValidationError,
+)
+from palazzo.formats import snapshot
+from palazzo.formats.palacefile import read_palace
 from palazzo.ops import REGISTRY, Operation, Registry
 from palazzo.palace import Palace
 from palazzo.persist import journal
 from palazzo.persist.journal import Record
-from palazzo.persist.storage import Space, StorageError
+from palazzo.persist.storage import Space
 
 SNAPSHOT = re.compile(r"snapshot-(\d{8})\.pz")
 KEYS = "keys.json"
@@ -184,11 +195,17 @@ class PalaceStore:
         data = self.space.read(snapshot_name(gen))
         if data is None:
             return None
-        found = journal.scan(data)
-        if len(found.records) != 1 or found.problem or found.records[0].op != "snapshot":
-            return None
         try:
+            if snapshot.is_snapshot(data):
+                return snapshot.read_snapshot(data, self._make_bare)
+            # A palace JSON snapshot (before the columnar format): read, and written in the
+            # columnar format at the next compaction.
+            found = journal.scan(data)
+            if len(found.records) != 1 or found.problem or found.records[0].op != "snapshot":
+                return None
             return read_palace(found.records[0].args, self._make_bare)
+        except SnapshotDamaged:
+            return None
         except PalazzoError as err:
             # A whole, checksummed snapshot this palazzo refuses (written by a palazzo whose
             # checks were laxer, or a newer one) is not damage: falling back to an older or an
@@ -454,15 +471,14 @@ class PalaceStore:
             raise ReadOnly(self._read_only_reason())
         old = self.status.generation
         new = old + 1
-        doc = export_palace(self.palace, vectors="float32", exported_at=float(self.clock()))
-        snapshot = journal.encode(Record(0, "snapshot", doc, 0.0))
-        if len(snapshot) > journal.MAX_RECORD:  # boot could not read it back: keep generation N
-            raise StorageError(f"the palace is {len(snapshot)} bytes as a snapshot, more than "
+        data = snapshot.write_snapshot(self.palace)
+        if len(data) > journal.MAX_RECORD:  # what boot reads back: keep generation N
+            raise StorageError(f"the palace is {len(data)} bytes as a snapshot, more than "
                                f"the {journal.MAX_RECORD} one may hold; it stays as it is")
         state = _fit_state(self.palace)
         if state is not None:
             self.space.write(EMBEDDER_STATE, state)
-        self.space.write(snapshot_name(new), snapshot)
+        self.space.write(snapshot_name(new), data)
         self.space.write(journal_name(new), b"")
         for name in self.space.names():
             m = SNAPSHOT.fullmatch(name)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from palazzo import call
 from palazzo.embed.hashing import HashEmbedder
+from palazzo.formats import snapshot
 from palazzo.formats.palacefile import export_palace
 from palazzo.palace import Palace
 from palazzo.persist.palacestore import PalaceStore
@@ -38,3 +39,12 @@ def test_its_signed_slice_still_verifies_and_it_takes_new_writes():
     store.call("add_drawer", {"wing": "garden", "room": "roses", "content": "Mulch in May."})
     hits = call(store.palace, "search", {"query": "mulch", "limit": 1})["results"]
     assert hits[0]["content"] == "Mulch in May."
+
+
+def test_its_next_compaction_writes_the_columnar_snapshot_which_opens_the_same():
+    store = opened()
+    store.compact()
+    name = f"snapshot-{store.status.generation:08d}.pz"
+    assert snapshot.is_snapshot(store.space.read(name))
+    again = PalaceStore(store.space, lambda **kw: Palace(embedder=HashEmbedder(dim=16), **kw))
+    assert export_palace(again.palace, vectors=None, exported_at=0.0) == EXPECTED["export"]

@@ -1,12 +1,15 @@
 """Replay is exact and never deletes: recorded vectors, stored fits, atomic operations, boots
 that stop read-only at a failing record, readers racing a compaction, read-only signing."""
 
+import zlib
+
 import pytest
 
 from palazzo.core.model import EdgeKind
 from palazzo.embed import registry as embedders
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import PalazzoError, ReadOnly, StorageError, ValidationError
+from palazzo.formats import snapshot
 from palazzo.formats.palacefile import export_palace
 from palazzo.ops import REGISTRY, Operation, Registry
 from palazzo.ops.registry import obj
@@ -363,12 +366,35 @@ def test_a_whole_snapshot_this_version_refuses_opens_read_only_and_is_kept():
     store.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
     store.compact()
     name = f"snapshot-{store.status.generation:08d}.pz"
-    rec = journal.scan(space.read(name)).records[0]
-    rec.args["palace"]["drawers"][0]["content"] = "changed, so the id no longer matches"
-    space.write(name, journal.encode(rec))
+    # A palace JSON snapshot (the format before the columnar one) that fails its checks.
+    doc = export_palace(store.palace, vectors="float32", exported_at=0.0)
+    doc["palace"]["drawers"][0]["content"] = "changed, so the id no longer matches"
+    space.write(name, journal.encode(journal.Record(0, "snapshot", doc, 0.0)))
     data = space.read(name)
     again = PalaceStore(space, make, clock=ticking())
     assert again.status.read_only and "cannot be read here" in again.status.problem
+    with pytest.raises(ReadOnly):
+        again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
+    assert space.read(name) == data
+
+
+def test_a_columnar_snapshot_of_a_newer_version_opens_read_only_and_is_kept():
+    space = MemorySpace()
+    make = maker(lambda: HashEmbedder())
+    store = PalaceStore(space, make, clock=ticking())
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
+    store.compact()
+    name = f"snapshot-{store.status.generation:08d}.pz"
+    meta, arrays = snapshot.unpack(space.read(name))
+    newer = snapshot.pack(meta, arrays).replace(b'"version":1', b'"version":9', 1)
+    # (the CRC is made again, so the file is whole: only its version is unknown)
+    prefix = snapshot.PREFIX
+    body = newer[prefix.size:]
+    space.write(name, prefix.pack(snapshot.MAGIC, prefix.unpack_from(newer)[1],
+                                  zlib.crc32(body)) + body)
+    data = space.read(name)
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.status.read_only and "version 9 is not read here" in again.status.problem
     with pytest.raises(ReadOnly):
         again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
     assert space.read(name) == data

@@ -1,0 +1,336 @@
+"""The binary, columnar palace snapshot: how a palace lies on disk (and in OPFS/IndexedDB).
+
+The palace JSON (:mod:`palazzo.formats.palacefile`) is the exchange format: validated field by
+field, readable anywhere, and slow to open at real size (every drawer re-tokenised, every edge
+added one by one). A snapshot is the palace as it lives in memory: every per-drawer and
+per-edge column is an array written as its bytes, texts are one UTF-8 block with offsets, and
+derived structures (the BM25 postings and their term-major layout, the chunk table) are stored,
+not recomputed. Opening is reading buffers with ``np.frombuffer`` plus one pass that turns the
+text blocks into the store's lists.
+
+Layout (little-endian)::
+
+    magic   8 bytes  b"PZSNAP\\x00\\x01"
+    prefix  u64 length of the meta JSON, u32 CRC-32 of every byte after the prefix
+    meta    JSON: {"version", "arrays": {name: [dtype, shape, offset, nbytes]}, "palace": {…}}
+    pad     to a multiple of 8
+    arrays  each at its offset (from the start of this area), 8-byte aligned
+
+``meta["palace"]`` holds what is small or tree-shaped: name, settings, wings, rooms, closets,
+entities, agents, the value tables of the repeated drawer columns (wing, room, closet,
+source, source file), edge properties, and the knowledge-graph, conversation, provenance and
+diary sections in their palace-JSON form.
+
+A snapshot is the store's own file, checked by its CRC: it is not validated field by field
+like an imported file (a damaged one is refused whole, and boot falls back as for any damaged
+snapshot). Writing is O(drawers + edges + postings); reading is O(drawers + edges) list
+building over buffers that are read, not parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from palazzo.core.columns import DRAWER_FLOATS, EDGE_FLOATS, ChunkTable, DrawerStore, EdgeTable
+from palazzo.core.model import Agent, Closet, EdgeKind, Entity, Room, Wing
+from palazzo.errors import ImportRejected, SnapshotDamaged
+from palazzo.memory.conversation import Conversations
+from palazzo.memory.diary import Diaries
+from palazzo.memory.kg import KnowledgeGraph
+from palazzo.provenance.kernel import Provenance
+from palazzo.retrieval.bm25 import BM25Index
+
+MAGIC = b"PZSNAP\x00\x01"
+PREFIX = struct.Struct("<8sQI")
+VERSION = 1
+ALIGN = 8
+KINDS = [k.value for k in EdgeKind]
+
+
+def is_snapshot(data: bytes) -> bool:
+    """Return whether ``data`` starts like a columnar snapshot (its magic)."""
+    return data[: len(MAGIC)] == MAGIC
+
+
+# -- the container ----------------------------------------------------------------------------
+
+def pack(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
+    """Return the snapshot bytes of ``meta`` (JSON-able) and the named ``arrays``.
+
+    Cost: one copy of every array into the output plus a CRC-32 over it."""
+    table: dict[str, list[Any]] = {}
+    parts: list[bytes] = []
+    offset = 0
+    for name, array in arrays.items():
+        array = np.ascontiguousarray(array)
+        raw = array.tobytes()
+        table[name] = [array.dtype.str, list(array.shape), offset, len(raw)]
+        parts.append(raw)
+        pad = -len(raw) % ALIGN
+        parts.append(b"\x00" * pad)
+        offset += len(raw) + pad
+    head = json.dumps({"version": VERSION, "arrays": table, "palace": meta},
+                      ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    head += b" " * (-(PREFIX.size + len(head)) % ALIGN)
+    body = b"".join([head, *parts])
+    return PREFIX.pack(MAGIC, len(head), zlib.crc32(body)) + body
+
+
+def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Return (the palace meta, the named arrays) of a snapshot; raise
+    :class:`SnapshotDamaged` when the bytes are not a whole one.
+
+    The arrays are writable views into one private copy of ``data`` (so the palace can
+    update them in place). Cost: one copy of the file and a CRC-32 over it."""
+    if len(data) < PREFIX.size or not is_snapshot(data):
+        raise SnapshotDamaged("not a columnar palace snapshot")
+    _, head_len, crc = PREFIX.unpack_from(data)
+    if PREFIX.size + head_len > len(data):
+        raise SnapshotDamaged("the snapshot is shorter than its header says")
+    buffer = bytearray(memoryview(data)[PREFIX.size:])
+    if zlib.crc32(buffer) != crc:
+        raise SnapshotDamaged("the snapshot's checksum does not match (a torn or damaged file)")
+    try:
+        head = json.loads(bytes(buffer[:head_len]))
+    except ValueError as err:
+        raise SnapshotDamaged(f"the snapshot's header is not JSON: {err}") from None
+    if head.get("version") != VERSION:  # whole, but from another palazzo: not damage
+        raise ImportRejected(f"snapshot version {head.get('version')!r} is not read here "
+                             f"(this palazzo reads version {VERSION})")
+    arrays = {}
+    for name, (dtype, shape, offset, nbytes) in head["arrays"].items():
+        start = head_len + offset
+        if start + nbytes > len(buffer):
+            raise SnapshotDamaged(f"array {name!r} runs past the end of the snapshot")
+        count = nbytes // np.dtype(dtype).itemsize
+        arrays[name] = np.frombuffer(buffer, dtype=dtype, count=count,
+                                     offset=start).reshape(shape)
+    return head["palace"], arrays
+
+
+# -- text columns -----------------------------------------------------------------------------
+
+def _texts(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Return (byte offsets, UTF-8 block) of a list of texts. O(total length)."""
+    data = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)), out=offsets[1:])
+    return offsets, np.frombuffer(b"".join(data), dtype=np.uint8)
+
+
+def _read_texts(offsets: np.ndarray, block: np.ndarray) -> list[str]:
+    """Return the texts of :func:`_texts`' output. O(total length)."""
+    raw = block.tobytes()
+    at = offsets.tolist()
+    return [raw[a:b].decode("utf-8") for a, b in zip(at[:-1], at[1:], strict=False)]
+
+
+def _codes(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Return (int32 codes, the distinct values in first-seen order) of a column whose values
+    repeat (wings, rooms, node ids). O(len(values))."""
+    table: dict[Any, int] = {}
+    codes = np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int32,
+                        count=len(values))
+    return codes, list(table)
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def write_snapshot(palace: Any) -> bytes:
+    """Return the snapshot bytes of ``palace`` (everything :func:`read_snapshot` needs to
+    give back the same palace). Cost: O(drawers + edges + postings · log postings)."""
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict[str, Any] = {
+        "name": palace.name, "created_at": palace.created_at, "seed": palace.seed,
+        "settings": {"similar_threshold": palace.similar_threshold,
+                     "similar_limit": palace.similar_limit, "chunk_size": palace.chunk_size},
+        "wings": [[w.name, w.description, w.created_at] for w in palace.wings.values()],
+        "rooms": [[r.wing, r.name, r.description, r.created_at]
+                  for r in palace.rooms.values()],
+        "closets": [[c.wing, c.room, c.name, c.summary, c.created_at]
+                    for c in palace.closets.values()],
+        "entities": [[e.id, e.name, e.type, e.properties] for e in palace.entities.values()],
+        "agents": [[a.id, a.name, a.focus, a.archetype, a.created_at, a.state]
+                   for a in palace.agents.values()],
+        "drawers": _drawers(palace.drawers, arrays),
+        "edges": _edges(palace.edges, arrays),
+        "bm25": _bm25(palace.text_index, arrays),
+        "kg": palace.kg.to_json(),
+        "conversations": palace.conversations.to_json(),
+        "provenance": palace.provenance.to_json(),
+        "diaries": palace.diaries.to_json(),
+    }
+    return pack(meta, arrays)
+
+
+def _drawers(s: DrawerStore, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    n = s.size
+    arrays["d.alive"] = s.alive[:n]
+    arrays["d.has_vector"] = s.has_vector[:n]
+    arrays["d.vectors"] = s.vectors[:n]
+    for name in DRAWER_FLOATS:
+        arrays[f"d.{name}"] = s.columns[name][:n]
+    arrays["d.free"] = np.asarray(s.free, dtype=np.int64)
+    for name in ("ids", "content", "key"):
+        arrays[f"d.{name}.offsets"], arrays[f"d.{name}.block"] = _texts(
+            [v or "" for v in getattr(s, name)])
+    tables = {}
+    for name in ("wing", "room", "closet", "source", "source_file"):
+        arrays[f"d.{name}"], tables[name] = _codes(getattr(s, name))
+    c = s.chunks
+    m = c.size
+    arrays["c.vectors"] = c.vectors[:m]
+    arrays["c.drawer_row"] = c.drawer_row[:m].astype(np.int64)
+    arrays["c.alive"] = c.alive[:m]
+    arrays["c.free"] = np.asarray(c.free, dtype=np.int64)
+    rows = list(c.of_row)
+    arrays["c.of_row.rows"] = np.asarray(rows, dtype=np.int64)
+    arrays["c.of_row.counts"] = np.asarray([len(c.of_row[r]) for r in rows], dtype=np.int64)
+    arrays["c.of_row.slots"] = np.asarray([x for r in rows for x in c.of_row[r]],
+                                          dtype=np.int64)
+    return {"dim": s.dim, "fingerprint": s.fingerprint, "embedder": s.embedder_name,
+            "tables": tables, "aliases": s.aliases}
+
+
+def _edges(e: EdgeTable, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    n = len(e.kind)
+    arrays["e.alive"] = e.alive[:n]
+    for name in EDGE_FLOATS:
+        arrays[f"e.{name}"] = e.columns[name][:n]
+    arrays["e.kind"] = np.fromiter((KINDS.index(k.value) for k in e.kind), dtype=np.int8,
+                                   count=n)
+    codes, nodes = _codes([*e.src, *e.dst])
+    arrays["e.src"], arrays["e.dst"] = codes[:n], codes[n:]
+    arrays["e.nodes.offsets"], arrays["e.nodes.block"] = _texts(nodes)
+    return {"kinds": KINDS, "props": {str(i): p for i, p in enumerate(e.props) if p}}
+
+
+def _bm25(index: BM25Index, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    state = index.state()
+    scalars = {}
+    for name, value in state.items():
+        if isinstance(value, np.ndarray):
+            arrays[f"t.{name}"] = value
+        elif name == "vocab":
+            arrays["t.vocab.offsets"], arrays["t.vocab.block"] = _texts(value)
+        else:
+            scalars[name] = value
+    return scalars
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+def read_snapshot(data: bytes | bytearray, make_palace: Callable[..., Any]) -> Any:
+    """Return the palace a snapshot holds; raise :class:`SnapshotDamaged` for bytes that are
+    not a whole snapshot.
+
+    ``make_palace(name=…, seed=…, similar_threshold=…, similar_limit=…, chunk_size=…)``
+    makes the empty palace, as for :func:`palazzo.formats.palacefile.read_palace`; vectors are
+    kept only under their own embedder (the palace's has another fingerprint: they are
+    dropped, for ``reindex``). Cost: O(drawers + edges) list building plus copying the file.
+    """
+    meta, a = unpack(data)
+    settings = meta["settings"]
+    palace = make_palace(name=meta["name"], seed=meta["seed"],
+                         similar_threshold=settings["similar_threshold"],
+                         similar_limit=settings["similar_limit"],
+                         chunk_size=settings["chunk_size"])
+    palace.created_at = meta["created_at"]
+    palace.wings = {w[0]: Wing(*w) for w in meta["wings"]}
+    palace.rooms = {(r[0], r[1]): Room(*r) for r in meta["rooms"]}
+    palace.closets = {(c[0], c[1], c[2]): Closet(*c) for c in meta["closets"]}
+    palace.entities = {e[0]: Entity(*e) for e in meta["entities"]}
+    palace.agents = {x[0]: Agent(*x) for x in meta["agents"]}
+    palace.drawers = _read_drawers(meta["drawers"], a, palace.drawers)
+    palace.edges = _read_edges(meta["edges"], a)
+    bm25 = {name[2:]: value for name, value in a.items() if name.startswith("t.")}
+    bm25["vocab"] = _read_texts(bm25.pop("vocab.offsets"), bm25.pop("vocab.block"))
+    palace.text_index = BM25Index.from_state({**meta["bm25"], **bm25})
+    where = "snapshot"
+    palace.kg = KnowledgeGraph.from_json(palace, meta["kg"], f"{where}.kg")
+    palace.conversations = Conversations.from_json(palace, meta["conversations"],
+                                                   f"{where}.conversations")
+    palace.provenance = Provenance.from_json(palace, meta["provenance"], f"{where}.provenance")
+    palace.diaries = Diaries.from_json(palace, meta["diaries"], f"{where}.diaries")
+    return palace
+
+
+def _read_drawers(meta: dict[str, Any], a: dict[str, np.ndarray], made: DrawerStore
+                  ) -> DrawerStore:
+    n = len(a["d.alive"])
+    s = DrawerStore(meta["dim"], capacity=max(n, 1))
+    s.size = n
+    s.alive[:n] = a["d.alive"]
+    s.has_vector[:n] = a["d.has_vector"]
+    s.vectors[:n] = a["d.vectors"]
+    for name in DRAWER_FLOATS:
+        s.columns[name][:n] = a[f"d.{name}"]
+    s.free = a["d.free"].tolist()
+    ids = _read_texts(a["d.ids.offsets"], a["d.ids.block"])
+    alive = a["d.alive"].tolist()
+    s.ids = [i if live else None for i, live in zip(ids, alive, strict=True)]
+    s.row_of = {i: row for row, (i, live) in enumerate(zip(ids, alive, strict=True)) if live}
+    s.content = _read_texts(a["d.content.offsets"], a["d.content.block"])
+    s.key = _read_texts(a["d.key.offsets"], a["d.key.block"])
+    for name, values in meta["tables"].items():
+        setattr(s, name, [values[c] for c in a[f"d.{name}"].tolist()])
+    s.aliases = dict(meta["aliases"])
+    c = ChunkTable(s.dim, capacity=max(len(a["c.alive"]), 1))
+    m = len(a["c.alive"])
+    c.size = m
+    c.vectors[:m] = a["c.vectors"]
+    c.drawer_row[:m] = a["c.drawer_row"]
+    c.alive[:m] = a["c.alive"]
+    c.free = a["c.free"].tolist()
+    slots = a["c.of_row.slots"].tolist()
+    at = 0
+    for row, count in zip(a["c.of_row.rows"].tolist(), a["c.of_row.counts"].tolist(),
+                          strict=True):
+        c.of_row[row] = slots[at: at + count]
+        at += count
+    s.chunks = c
+    s.fingerprint, s.embedder_name = meta["fingerprint"], meta["embedder"]
+    if made.fingerprint is not None and (made.fingerprint != s.fingerprint or
+                                         made.dim != s.dim):
+        # The palace was made with another embedder: its vectors are not these.
+        s.dim = made.dim
+        s.vectors = np.zeros((s.capacity, made.dim), dtype=np.float32)
+        s.has_vector[:] = False
+        s.chunks = ChunkTable(made.dim)
+        s.fingerprint, s.embedder_name = made.fingerprint, made.embedder_name
+    return s
+
+
+def _read_edges(meta: dict[str, Any], a: dict[str, np.ndarray]) -> EdgeTable:
+    n = len(a["e.alive"])
+    nodes = _read_texts(a["e.nodes.offsets"], a["e.nodes.block"])
+    kinds = [EdgeKind(k) for k in meta["kinds"]]
+    e = EdgeTable()
+    e.kind = [kinds[k] for k in a["e.kind"].tolist()]
+    e.src = [nodes[i] for i in a["e.src"].tolist()]
+    e.dst = [nodes[i] for i in a["e.dst"].tolist()]
+    props = meta["props"]
+    e.props = [dict(props[str(i)]) if str(i) in props else {} for i in range(n)]
+    e.alive = np.zeros(max(n, 16), dtype=bool)
+    e.alive[:n] = a["e.alive"]
+    e.columns = {}
+    for name in EDGE_FLOATS:
+        column = np.zeros(max(n, 16), dtype=np.float64)
+        column[:n] = a[f"e.{name}"]
+        e.columns[name] = column
+    out: dict[str, list[int]] = {}
+    inc: dict[str, list[int]] = {}
+    index = {}
+    for i in np.flatnonzero(a["e.alive"]).tolist():
+        src, dst = e.src[i], e.dst[i]
+        out.setdefault(src, []).append(i)
+        inc.setdefault(dst, []).append(i)
+        index[(e.kind[i].value, src, dst)] = i
+    e.out, e.inc, e.index = out, inc, index
+    return e

@@ -1,0 +1,112 @@
+"""The columnar snapshot gives back the palace it was written from: the same export, the same
+search results, the same rows, free lists and chunks, and the same palace after further
+operations; a damaged or foreign file is refused whole."""
+
+import zlib
+
+import numpy as np
+import pytest
+
+from palazzo import bind, call
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.errors import ImportRejected, SnapshotDamaged
+from palazzo.formats import snapshot
+from palazzo.formats.palacefile import export_palace
+from palazzo.hosts import demo
+from palazzo.palace import Palace
+
+
+def make(**kw):
+    return Palace(embedder=HashEmbedder(dim=32), clock=lambda: 1_700_000_000.0,
+                  **{"chunk_size": 120, **kw})
+
+
+def rich_palace() -> Palace:
+    """A palace with every kind of state: the demo (drawers, facts, a conversation, a diary),
+    a long drawer cut into chunks, an edited drawer (an alias), deleted drawers (free rows),
+    pheromones, an agent and a slice policy."""
+    palace = make()
+    demo.build(bind(palace))
+    long_text = " ".join(f"Sentence {i} about the orchard and its pears." for i in range(40))
+    call(palace, "add_drawer", {"wing": "garden", "room": "orchard", "content": long_text})
+    ids = [d["id"] for d in call(palace, "list_drawers", {"limit": 1000})["drawers"]]
+    call(palace, "delete_drawer", {"drawer_id": ids[3]})
+    call(palace, "delete_drawer", {"drawer_id": ids[5]})
+    call(palace, "update_drawer", {"drawer_id": ids[7], "content": "An edited text."})
+    call(palace, "pheromone_deposit", {"drawer_ids": ids[8:11], "reward": 1.0})
+    call(palace, "add_agent", {"name": "Scout", "archetype": "explorer", "focus": "garden"})
+    call(palace, "register_policy", {"name": "tight", "max_nodes": 4})
+    return palace
+
+
+def queries(palace):
+    return [call(palace, "search", {"query": q, "mode": mode, "limit": 5})["results"]
+            for q in ("pears orchard", "basil sun", "edited text", "launch friday")
+            for mode in ("bm25", "vector", "hybrid")]
+
+
+def test_a_palace_comes_back_whole():
+    palace = rich_palace()
+    again = snapshot.read_snapshot(snapshot.write_snapshot(palace), make)
+    assert export_palace(again, exported_at=0.0) == export_palace(palace, exported_at=0.0)
+    assert queries(again) == queries(palace)
+    s, t = palace.drawers, again.drawers
+    assert (t.size, t.free, t.row_of, t.aliases) == (s.size, s.free, s.row_of, s.aliases)
+    assert t.chunks.of_row == s.chunks.of_row and len(t.chunks) == len(s.chunks) > 0
+    assert np.array_equal(t.vectors[: t.size], s.vectors[: s.size])
+    assert again.edges.out == palace.edges.out and again.edges.index == palace.edges.index
+
+
+def test_the_restored_palace_goes_on_as_the_original():
+    palace = rich_palace()
+    again = snapshot.read_snapshot(snapshot.write_snapshot(palace), make)
+    for p in (palace, again):  # a freed row is reused, the BM25 log grows, a room is added
+        call(p, "add_drawer", {"wing": "garden", "room": "pond", "content": "Frogs at dusk."})
+        first = call(p, "list_drawers", {"limit": 1})["drawers"][0]["id"]
+        call(p, "delete_drawer", {"drawer_id": first})
+        call(p, "kg_add", {"subject": "Frog", "predicate": "lives_in", "object": "pond"})
+    assert export_palace(again, exported_at=0.0) == export_palace(palace, exported_at=0.0)
+    assert queries(again) == queries(palace)
+
+
+def test_an_empty_palace_comes_back():
+    palace = make()
+    again = snapshot.read_snapshot(snapshot.write_snapshot(palace), make)
+    assert export_palace(again, exported_at=0.0) == export_palace(palace, exported_at=0.0)
+    call(again, "add_drawer", {"wing": "w", "room": "r", "content": "first"})
+    assert call(again, "search", {"query": "first"})["results"][0]["content"] == "first"
+
+
+def test_another_embedder_drops_the_vectors_and_keeps_the_rest():
+    palace = rich_palace()
+    other = snapshot.read_snapshot(
+        snapshot.write_snapshot(palace),
+        lambda **kw: Palace(embedder=HashEmbedder(dim=64), **kw))
+    assert not other.drawers.has_vector.any() and other.drawers.dim == 64
+    assert other.drawers.fingerprint == HashEmbedder(dim=64).fingerprint
+    assert call(other, "palace_status")["drawers"] == call(palace, "palace_status")["drawers"]
+    assert call(other, "reindex", {})["embedded"] > 0
+
+
+def test_any_damage_is_refused_whole():
+    data = snapshot.write_snapshot(rich_palace())
+    for at in range(0, len(data), max(1, len(data) // 300)):
+        bad = bytearray(data)
+        bad[at] ^= 0x40
+        with pytest.raises(SnapshotDamaged):
+            snapshot.read_snapshot(bytes(bad), make)
+    for cut in (0, 5, snapshot.PREFIX.size + 3, len(data) // 2, len(data) - 1):
+        with pytest.raises(SnapshotDamaged):
+            snapshot.read_snapshot(data[:cut], make)
+    with pytest.raises(SnapshotDamaged):
+        snapshot.read_snapshot(b'{"format": "palazzo"}', make)
+
+
+def test_a_newer_version_is_refused_as_such_not_as_damage():
+    meta, arrays = snapshot.unpack(snapshot.write_snapshot(make()))
+    patched = snapshot.pack(meta, arrays).replace(b'"version":1', b'"version":2', 1)
+    body = patched[snapshot.PREFIX.size:]
+    patched = snapshot.PREFIX.pack(snapshot.MAGIC, snapshot.PREFIX.unpack_from(patched)[1],
+                                   zlib.crc32(body)) + body
+    with pytest.raises(ImportRejected, match="version 2 is not read here"):
+        snapshot.read_snapshot(patched, make)
