@@ -7,7 +7,8 @@ embedding matrix, the BM25 index and the graph never drift apart.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -42,6 +43,7 @@ drawer_id_of = drawer_id  # update_drawer's parameter is called drawer_id
 Clock = Callable[[], float]
 
 DEFAULT_DIM = 384
+EMBED_BLOCK = 256  # drawers embedded (and linked) together in a deferred batch
 
 
 class Palace:
@@ -90,6 +92,52 @@ class Palace:
         self.conversations = Conversations(self)
         self.provenance = Provenance(self)
         self.diaries = Diaries(self)
+        # Rows added inside :meth:`deferred`, embedded and linked together when it ends.
+        self._pending: list[int] | None = None
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Within the block, new drawers are stored and indexed at once but embedded and
+        linked (SIMILAR_TO) together when it ends: one embedder call over all their texts and
+        blocked matrix products instead of one embedding and one pass over the palace a
+        drawer. Exists for batches (imports); what is linked is what adding the drawers one
+        by one links (each to the drawers that had a vector before it), only the edges come
+        after all of the batch's drawers. Nested blocks join the outer one. Reading vectors
+        inside the block (search, duplicates, paths) does not see the new drawers yet.
+        """
+        if self._pending is not None:
+            yield
+            return
+        self._pending = []
+        try:
+            yield
+        finally:
+            rows, self._pending = self._pending, None
+            self._embed_and_link(rows)
+
+    def _embed_and_link(self, rows: list[int]) -> None:
+        """Embed, then link, the drawers at ``rows`` (in the order they were added; rows no
+        longer alive are skipped). Cost: ``embed`` in blocks of :data:`EMBED_BLOCK` drawers,
+        plus one (block × drawers) matrix product a block for the links."""
+        if self.embedder is None:
+            return
+        s = self.drawers
+        rows = [r for r in dict.fromkeys(rows) if s.alive[r]]
+        if not rows:
+            return
+        before = s.has_vector[: s.size].copy()
+        before[rows] = False
+        for at in range(0, len(rows), EMBED_BLOCK):
+            self._embed(rows[at: at + EMBED_BLOCK])
+        if self.similar_threshold is None:
+            return
+        for at in range(0, len(rows), EMBED_BLOCK):
+            block = rows[at: at + EMBED_BLOCK]
+            sims = s.vectors[block] @ s.vectors[: s.size].T
+            for k, row in enumerate(block):
+                if s.has_vector[row]:
+                    self._link_row(row, sims[k], before)
+                    before[row] = True
 
     def replace_with(self, other: Palace) -> None:
         """Take over every piece of state of ``other`` (an import's atomic switch); its
@@ -205,7 +253,9 @@ class Palace:
         )
         self.edges.add(EdgeKind.HAS_DRAWER, parent, did)
         self.text_index.add(row, content)
-        if self.embedder is not None:
+        if self._pending is not None:
+            self._pending.append(row)
+        elif self.embedder is not None:
             self._embed([row])
             self._link_similar(row)
         return did, True
@@ -214,17 +264,27 @@ class Palace:
         if self.similar_threshold is None or not self.drawers.has_vector[row]:
             return
         n = self.drawers.size
-        sims = self.drawers.vectors[:n] @ self.drawers.vectors[row]
-        sims[~self.drawers.has_vector[:n]] = -np.inf
+        self._link_row(row, self.drawers.vectors[:n] @ self.drawers.vectors[row],
+                       self.drawers.has_vector[:n])
+
+    def _link_row(self, row: int, sims: np.ndarray, linkable: np.ndarray) -> None:
+        """Add SIMILAR_TO edges to ``row`` from the ``linkable`` drawers whose cosine
+        ``sims`` reaches the threshold (the ``similar_limit`` best)."""
+        sims = np.array(sims[: len(linkable)], dtype=np.float32)
+        sims[~linkable] = -np.inf
         sims[row] = -np.inf
         candidates = np.flatnonzero(sims >= self.similar_threshold)
         if len(candidates) > self.similar_limit:
             candidates = candidates[np.argsort(-sims[candidates], kind="stable")]
             candidates = candidates[: self.similar_limit]
         me = self.drawers.ids[row]
+        vectors = self.drawers.vectors
         for other in candidates:
+            # The cosine kept is one dot product, the same whether the candidates came from a
+            # matrix-vector or a (batch) matrix-matrix product, whose last bits differ.
+            cosine = float(vectors[other] @ vectors[row])
             self.edges.add(EdgeKind.SIMILAR_TO, self.drawers.ids[other], me,
-                           {"cosine": round(float(sims[other]), 6)})
+                           {"cosine": round(cosine, 6)})
 
     @property
     def drawer_aliases(self) -> dict[str, str]:

@@ -157,3 +157,27 @@ def test_reindex_fills_chunk_vectors_for_a_new_embedder():
     assert len(p.drawers.chunks.of_row[p.row(did)]) >= 3
     top = call(p, "search", {"query": "flight to Lisbon in October", "mode": "vector"})
     assert top["results"][0]["drawer_id"] == did
+
+
+def test_drawers_added_in_a_deferred_block_get_the_vectors_and_links_of_one_by_one():
+    from palazzo import call
+    from palazzo.embed.hashing import HashEmbedder
+    from palazzo.formats.palacefile import export_palace
+
+    texts = [f"the garden note {i} about roses and pears {i % 3}" for i in range(40)]
+    one, batched = (Palace(embedder=HashEmbedder(dim=32), similar_threshold=0.1,
+                           clock=lambda: 5.0) for _ in range(2))
+    call(one, "add_drawer", {"wing": "w", "room": "r", "content": "already here, roses"})
+    call(batched, "add_drawer", {"wing": "w", "room": "r", "content": "already here, roses"})
+    for text in texts:
+        call(one, "add_drawer", {"wing": "w", "room": "r", "content": text})
+    call(batched, "batch", {"calls": [{"name": "add_drawer", "args": {
+        "wing": "w", "room": "r", "content": t}} for t in texts]})
+    a, b = (export_palace(p, exported_at=0.0)["palace"] for p in (one, batched))
+    assert a["vectors"] == b["vectors"] and a["drawers"] == b["drawers"]
+
+    def links(doc):
+        return sorted((e["src"], e["dst"], e["props"]["cosine"]) for e in doc["edges"]
+                      if e["kind"] == "SIMILAR_TO")
+
+    assert links(a) == links(b) and len(links(a)) > len(texts)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from palazzo.ops import MODULES
+from palazzo.ops import MODULES, REGISTRY
 from palazzo.persist.library import LIBRARY_REGISTRY
 
 
@@ -30,6 +30,12 @@ def markdown() -> str:
         title = (module.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
         lines += [f"## `{module.__name__.rpartition('.')[2]}`", "", title, ""]
         for op in module.operation.ops:
+            lines += _operation(op.name, op.summary, op.schema, op.mutates)
+    listed = {op.name for module in MODULES for op in module.operation.ops}
+    lines += ["## `registry`", "", "Operations the registry itself runs, over the others.", ""]
+    for name in REGISTRY.names():
+        if name not in listed:
+            op = REGISTRY.get(name)
             lines += _operation(op.name, op.summary, op.schema, op.mutates)
     lines += ["## `library`", "", "Many palaces in one place (the browser's storage, a "
               "directory): the hosts answer these beside the open palace's operations.", ""]

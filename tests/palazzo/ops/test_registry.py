@@ -2,7 +2,15 @@ import json
 
 import pytest
 
-from palazzo import Palace, PalazzoError, UnknownOperation, ValidationError, default_registry
+from palazzo import (
+    NotFound,
+    Palace,
+    PalazzoError,
+    UnknownOperation,
+    ValidationError,
+    call,
+    default_registry,
+)
 from palazzo.ops import Operation, Registry
 
 
@@ -68,3 +76,36 @@ def test_errors_serialise_with_code_and_message():
         "message": "bad k",
     }
     assert isinstance(err, PalazzoError)
+
+
+def test_a_batch_runs_its_calls_in_order_and_returns_their_results():
+    palace = Palace()
+    out = call(palace, "batch", {"calls": [
+        {"name": "add_wing", "args": {"name": "garden"}},
+        {"name": "add_drawer", "args": {"wing": "garden", "room": "roses", "content": "Prune."}},
+        {"name": "palace_status"}]})
+    assert [sorted(r) for r in out["results"][:2]] == [["created", "wing"],
+                                                       ["created", "drawer_id"]]
+    assert out["results"][2]["drawers"] == 1
+
+
+def test_a_batch_checks_every_call_before_running_any():
+    palace = Palace()
+    with pytest.raises(ValidationError, match=r"batch call 1 \(add_drawer\)"):
+        call(palace, "batch", {"calls": [
+            {"name": "add_wing", "args": {"name": "garden"}},
+            {"name": "add_drawer", "args": {"wing": "garden", "room": "roses"}}]})
+    with pytest.raises(ValidationError, match="cannot hold a batch"):
+        call(palace, "batch", {"calls": [{"name": "batch", "args": {"calls": []}}]})
+    with pytest.raises(UnknownOperation):
+        call(palace, "batch", {"calls": [{"name": "no_such_op"}]})
+    assert palace.counts()["wings"] == 0
+
+
+def test_a_failing_call_of_a_batch_says_where_it_stands():
+    palace = Palace()
+    with pytest.raises(NotFound) as err:
+        call(palace, "batch", {"calls": [
+            {"name": "add_wing", "args": {"name": "garden"}},
+            {"name": "get_drawer", "args": {"drawer_id": "drawer_nope"}}]})
+    assert err.value.batch_index == 1

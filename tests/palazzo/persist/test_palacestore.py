@@ -7,7 +7,7 @@ import pytest
 
 from palazzo import call
 from palazzo.embed.hashing import HashEmbedder
-from palazzo.errors import ReadOnly, StorageError, ValidationError
+from palazzo.errors import NotFound, ReadOnly, StorageError, ValidationError
 from palazzo.formats.palacefile import export_palace
 from palazzo.palace import Palace
 from palazzo.persist.library import Library
@@ -233,3 +233,31 @@ def test_signing_keys_are_kept_beside_the_journal_and_tokens_verify_after_a_rebo
     assert third.call("verify_token", {"bundle": bundle})["valid"] is True  # old key verifies
     section = export_palace(third.palace, vectors=None, exported_at=0)["palace"]["provenance"]
     assert section["keys"] == "not exported"
+
+
+def test_a_batch_is_one_journal_record_and_replays_to_the_same_palace():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking())
+    calls = [{"name": "add_drawer", "args": {"wing": "w", "room": "r", "content": f"note {i}"}}
+             for i in range(50)]
+    store.call("batch", {"calls": calls})
+    assert store.status.journal_records == 1
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.status.replayed == 1
+    assert export_palace(again.palace, exported_at=0.0) == \
+        export_palace(store.palace, exported_at=0.0)
+
+
+def test_a_batch_that_fails_part_way_lands_nowhere():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking())
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": "before"})
+    before = export_palace(store.palace, exported_at=0.0)
+    with pytest.raises(NotFound):
+        store.call("batch", {"calls": [
+            {"name": "add_drawer", "args": {"wing": "w", "room": "r", "content": "lost"}},
+            {"name": "delete_drawer", "args": {"drawer_id": "drawer_nope"}}]})
+    assert export_palace(store.palace, exported_at=0.0) == before
+    assert store.status.journal_records == 1
+    again = PalaceStore(space, make, clock=ticking())
+    assert export_palace(again.palace, exported_at=0.0) == before
