@@ -194,12 +194,13 @@ def _bulk_replace(args) -> int:
 
 
 def _run_plan(args, plan, d) -> int:
-    """Apply an importer's ``plan`` to the open palace directory ``d`` with a progress bar,
-    print what it did and embed the new drawers; return the exit code (0)."""
-    from palazzo.importers import apply
+    """Apply an importer's ``plan`` to the open palace directory ``d`` in batches (one
+    journal record and durable write each) with a progress bar, print what it did and embed
+    the new drawers; return the exit code (0)."""
+    from palazzo.importers import BATCH, apply
 
     print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
-    out = apply(plan, d.call, progress=ProgressBar("importing", args.progress))
+    out = apply(plan, d.call, progress=ProgressBar("importing", args.progress), batch=BATCH)
     _print(out)
     _embed(d, args)
     return 0

@@ -31,6 +31,7 @@ Public surface:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
     import sqlite3
 
 CallFn = Callable[[str, dict[str, Any]], dict[str, Any]]
+BATCH = 500  # calls a batch of an import, at most
+BATCH_CHARS = 4_000_000  # characters of text a batch carries, about (its journal record)
 
 __all__ = [
     "Call",
@@ -105,39 +108,71 @@ class Plan:
 
 
 def apply(plan: Plan | Iterable[tuple[str, dict[str, Any]]], call: CallFn,
-          progress: Progress | None = None) -> dict[str, Any]:
+          progress: Progress | None = None, batch: int = 1,
+          batch_chars: int = BATCH_CHARS) -> dict[str, Any]:
     """Run the plan's calls in order through ``call``; return what happened.
 
     The result counts calls per operation name (``calls``) and how many of them reported a
     new thing (``created``: a result with ``created`` true, or ``import_conversation``'s
-    count of new turns). ``progress(done, total)`` is called after every call. A call that
-    fails raises :class:`ImportInterrupted` naming it and how far the plan got; applying the
-    plan again completes it. Cost: one operation call per planned call.
+    count of new turns). With ``batch`` > 1 the calls go in ``batch`` operations of at most
+    that many calls (and about ``batch_chars`` characters of arguments): through a store, each
+    batch is one journal record and one durable write that lands whole or not at all, and
+    new drawers are embedded and linked a batch at a time. ``progress(done, total)`` is called
+    after every call (every batch). A call that fails raises :class:`ImportInterrupted`
+    naming it and how far the plan got; applying the plan again completes it (what is there
+    is not added twice). Cost: one operation call per planned call or per batch.
     """
     items = list(plan.calls) if isinstance(plan, Plan) else [
         c if isinstance(c, Call) else Call(c[0], c[1]) for c in plan]
     total = len(items)
     calls: Counter[str] = Counter()
     created: Counter[str] = Counter()
-    for done, item in enumerate(items, start=1):
+    done = 0
+    for group in _groups(items, batch, batch_chars):
         try:
-            result = call(item.name, item.args)
+            if batch <= 1:
+                results = [call(group[0].name, group[0].args)]
+            else:
+                results = call("batch", {"calls": [{"name": c.name, "args": c.args}
+                                                   for c in group]})["results"]
         except PalazzoError as err:
+            at = getattr(err, "batch_index", 0) if batch > 1 else 0
+            item = group[at]
             place = f" ({item.where})" if item.where else ""
+            before = (f"the {done} calls before its batch were applied" if batch > 1 else
+                      f"the {done} calls before it were applied")
             raise ImportInterrupted(
-                f"call {done} of {total}, {item.name}{place}, failed: {err}; the {done - 1} "
-                "calls before it were applied, and applying the plan again finishes it"
+                f"call {done + at + 1} of {total}, {item.name}{place}, failed: {err}; {before}, "
+                "and applying the plan again finishes it"
             ) from err
-        calls[item.name] += 1
-        if isinstance(result, dict):
-            if result.get("created") is True:
-                created[item.name] += 1
-            elif item.name == "import_conversation" and isinstance(result.get("created"), int) \
-                    and result["created"] > 0:
-                created[item.name] += result["created"]
+        for item, result in zip(group, results, strict=True):
+            calls[item.name] += 1
+            if isinstance(result, dict):
+                if result.get("created") is True:
+                    created[item.name] += 1
+                elif item.name == "import_conversation" and \
+                        isinstance(result.get("created"), int) and result["created"] > 0:
+                    created[item.name] += result["created"]
+        done += len(group)
         if progress is not None:
             progress(done, total)
     return {"total": total, "calls": dict(calls), "created": dict(created)}
+
+
+def _groups(items: list[Call], size: int, chars: int) -> Iterator[list[Call]]:
+    """Yield ``items`` in order, in groups of at most ``size`` calls and about ``chars``
+    characters of text arguments (a group always holds at least one call)."""
+    group: list[Call] = []
+    weight = 0
+    for item in items:
+        w = len(json.dumps(item.args, ensure_ascii=False))
+        if group and (len(group) >= max(size, 1) or weight + w > chars):
+            yield group
+            group, weight = [], 0
+        group.append(item)
+        weight += w
+    if group:
+        yield group
 
 
 # -- building and checking plans ---------------------------------------------------------------

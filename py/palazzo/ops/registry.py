@@ -79,7 +79,8 @@ class Operations:
 MAX_BATCH = 10_000  # calls in one batch
 # Operations whose batches embed and link their new drawers together at the end: none of them
 # reads vectors, so deferring does not change what they do (see Palace.deferred).
-DEFERRABLE = frozenset({"add_drawer", "add_wing", "add_room", "add_turn", "kg_add"})
+DEFERRABLE = frozenset({"add_drawer", "add_wing", "add_room", "add_turn", "import_conversation",
+                        "delete_drawer", "diary_write", "kg_add", "kg_entity"})
 
 
 class Registry:
