@@ -43,6 +43,8 @@ drawer_id_of = drawer_id  # update_drawer's parameter is called drawer_id
 Clock = Callable[[], float]
 
 DEFAULT_DIM = 384
+HALL_LIMIT = 8  # HALLs a new room gets, to the rooms of its wing made last
+TUNNEL_LIMIT = 8  # TUNNELs a new room gets, to same-named rooms of other wings made last
 EMBED_BLOCK = 256  # drawers embedded (and linked) together in a deferred batch
 
 
@@ -172,8 +174,12 @@ class Palace:
     def add_room(self, wing: str, name: str, description: str = "") -> tuple[Room, bool]:
         """Return (the room ``name`` of ``wing``, whether it was created now).
 
-        A new room gets a HALL to every room of its wing and a TUNNEL to every room of the
-        same name in other wings (the same topic seen from another domain).
+        A new room gets a HALL to the :data:`HALL_LIMIT` rooms of its wing made last before it
+        and a TUNNEL to the :data:`TUNNEL_LIMIT` rooms of the same name in other wings (the
+        same topic seen from another domain) made last. Every room of a wing also reaches
+        every other through the wing itself (two HAS_ROOM steps), so the graph grows by a
+        bounded number of edges a room, not by the square of a wing's rooms. Cost: a scan of
+        the rooms made since, newest first, until both limits are met (all rooms at worst).
         """
         name = clean_name(name, "room")  # checked before the wing is made: all or nothing
         w, _ = self.add_wing(wing)
@@ -182,11 +188,20 @@ class Palace:
             return self.rooms[key], False
         room = Room(wing=w.name, name=name, description=description,
                     created_at=float(self.clock()))
-        for (other_wing, other_name), other in self.rooms.items():
+        halls: list[Room] = []
+        tunnels: list[Room] = []
+        for (other_wing, other_name), other in reversed(self.rooms.items()):
             if other_wing == w.name:
-                self.edges.add(EdgeKind.HALL, other.id, room.id, {"hall_type": "corridor"})
-            elif other_name == name:
-                self.edges.add(EdgeKind.TUNNEL, other.id, room.id)
+                if len(halls) < HALL_LIMIT:
+                    halls.append(other)
+            elif other_name == name and len(tunnels) < TUNNEL_LIMIT:
+                tunnels.append(other)
+            if len(halls) == HALL_LIMIT and len(tunnels) == TUNNEL_LIMIT:
+                break
+        for other in reversed(halls):  # oldest first, as the edges always came
+            self.edges.add(EdgeKind.HALL, other.id, room.id, {"hall_type": "corridor"})
+        for other in reversed(tunnels):
+            self.edges.add(EdgeKind.TUNNEL, other.id, room.id)
         self.rooms[key] = room
         self.edges.add(EdgeKind.HAS_ROOM, w.id, room.id)
         return room, True

@@ -181,3 +181,22 @@ def test_drawers_added_in_a_deferred_block_get_the_vectors_and_links_of_one_by_o
                       if e["kind"] == "SIMILAR_TO")
 
     assert links(a) == links(b) and len(links(a)) > len(texts)
+
+
+def test_halls_and_tunnels_grow_linearly_and_rooms_still_reach_each_other():
+    from palazzo import call
+    from palazzo.palace import HALL_LIMIT, TUNNEL_LIMIT
+
+    p = Palace()
+    for i in range(30):
+        p.add_room("big", f"r{i}")
+        p.add_room(f"side{i}", "common")
+    kinds = [p.edges.kind[i] for i in p.edges.live()]
+    halls = [i for i in p.edges.live() if p.edges.kind[i] == EdgeKind.HALL]
+    assert kinds.count(EdgeKind.HALL) == sum(min(i, HALL_LIMIT) for i in range(30))
+    assert kinds.count(EdgeKind.TUNNEL) == sum(min(i, TUNNEL_LIMIT) for i in range(30))
+    # the newest room's halls lead to the HALL_LIMIT rooms made just before it
+    newest = {p.edges.src[i] for i in halls if p.edges.dst[i] == "room:big/r29"}
+    assert newest == {f"room:big/r{i}" for i in range(29 - HALL_LIMIT, 29)}
+    path = call(p, "navigate", {"start": "room:big/r0", "goal": "room:big/r29"})
+    assert path["found"] and path["nodes"][-1] == "room:big/r29"

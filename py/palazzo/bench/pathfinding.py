@@ -1,9 +1,10 @@
 """Semantic A* on the seed's synthetic palaces (seed 000 §6, "Pathfinding Benchmarks").
 
 Topology as the seed describes it: W wings of R rooms, one closet a room, two drawers a
-closet; HALL edges between the rooms of a wing (all pairs, as :meth:`Palace.add_room`
-makes them) and TUNNEL edges between the wings' room zero (every pair of wings). Room names
-are unique per wing so ``add_room`` adds no same-name tunnels of its own. Drawers get random
+closet; HALL edges between the rooms of a wing (all pairs, as the seed has them: added
+here beyond the :data:`~palazzo.palace.HALL_LIMIT` that :meth:`Palace.add_room` makes) and
+TUNNEL edges between the wings' room zero (every pair of wings). Room names are unique per
+wing so ``add_room`` adds no same-name tunnels of its own. Drawers get random
 unit vectors set directly (no embedder). Default weights (40/30/30), adaptive heuristic.
 
 Latency is per :func:`navigate` call with the node vectors built once per palace (they are
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from palazzo.core.model import EdgeKind, room_id
-from palazzo.palace import Palace
+from palazzo.palace import HALL_LIMIT, Palace
 from palazzo.stigmergy.pathfinding import NodeVectors, navigate, node_vectors
 
 SCALES = ((2, 4, 50), (4, 6, 100), (6, 8, 200), (8, 10, 300))  # wings, rooms, trials
@@ -35,6 +36,9 @@ def synthetic_palace(wings: int, rooms: int, drawers_per_closet: int = 2, dim: i
         for r in range(rooms):
             wing, room = f"w{w}", f"w{w}r{r}"
             p.add_room(wing, room)
+            for older in range(r - HALL_LIMIT):  # the seed's halls: every pair of the wing
+                p.edges.add(EdgeKind.HALL, room_id(wing, f"w{w}r{older}"), room_id(wing, room),
+                            {"hall_type": "corridor"})
             for k in range(drawers_per_closet):
                 d, _ = p.add_drawer(wing, room, f"{room} drawer {k}", closet="c0")
                 v = rng.standard_normal(dim).astype(np.float32)

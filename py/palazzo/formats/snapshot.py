@@ -254,8 +254,7 @@ def read_snapshot(data: bytes | bytearray, make_palace: Callable[..., Any]) -> A
     palace.text_index = BM25Index.from_state({**meta["bm25"], **bm25})
     where = "snapshot"
     palace.kg = KnowledgeGraph.from_json(palace, meta["kg"], f"{where}.kg")
-    palace.conversations = Conversations.from_json(palace, meta["conversations"],
-                                                   f"{where}.conversations")
+    palace.conversations = Conversations.restore(palace, meta["conversations"])
     palace.provenance = Provenance.from_json(palace, meta["provenance"], f"{where}.provenance")
     palace.diaries = Diaries.from_json(palace, meta["diaries"], f"{where}.diaries")
     return palace
@@ -312,11 +311,13 @@ def _read_edges(meta: dict[str, Any], a: dict[str, np.ndarray]) -> EdgeTable:
     nodes = _read_texts(a["e.nodes.offsets"], a["e.nodes.block"])
     kinds = [EdgeKind(k) for k in meta["kinds"]]
     e = EdgeTable()
-    e.kind = [kinds[k] for k in a["e.kind"].tolist()]
+    codes = a["e.kind"].tolist()
+    e.kind = [kinds[k] for k in codes]
     e.src = [nodes[i] for i in a["e.src"].tolist()]
     e.dst = [nodes[i] for i in a["e.dst"].tolist()]
-    props = meta["props"]
-    e.props = [dict(props[str(i)]) if str(i) in props else {} for i in range(n)]
+    e.props = [{} for _ in range(n)]
+    for i, p in meta["props"].items():
+        e.props[int(i)] = p
     e.alive = np.zeros(max(n, 16), dtype=bool)
     e.alive[:n] = a["e.alive"]
     e.columns = {}
@@ -327,10 +328,12 @@ def _read_edges(meta: dict[str, Any], a: dict[str, np.ndarray]) -> EdgeTable:
     out: dict[str, list[int]] = {}
     inc: dict[str, list[int]] = {}
     index = {}
+    values = [k.value for k in kinds]
+    src_all, dst_all = e.src, e.dst
     for i in np.flatnonzero(a["e.alive"]).tolist():
-        src, dst = e.src[i], e.dst[i]
+        src, dst = src_all[i], dst_all[i]
         out.setdefault(src, []).append(i)
         inc.setdefault(dst, []).append(i)
-        index[(e.kind[i].value, src, dst)] = i
+        index[(values[codes[i]], src, dst)] = i
     e.out, e.inc, e.index = out, inc, index
     return e

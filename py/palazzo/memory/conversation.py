@@ -385,6 +385,18 @@ class Conversations:
             out._insert(out._read_turn(d, f"{where}.turns[{i}]"))
         return out
 
+    @classmethod
+    def restore(cls, palace: Any, value: dict[str, Any]) -> Conversations:
+        """Return the conversations of a section this palazzo wrote itself (a columnar
+        snapshot, checked whole by its checksum): the turns are taken as they are, without
+        :meth:`from_json`'s checks, which cost most of a big palace's opening. O(turns)."""
+        out = cls(palace)
+        for d in value["turns"]:
+            out._insert(Turn(d["id"], d["conversation"], tuple(d["parents"]), d["role"],
+                             d["phase"], d["salience"], d["content_hash"], d["depth"],
+                             d["created_at"], d["drawer_id"]))
+        return out
+
     def _read_turn(self, d: Any, at: str) -> Turn:
         if not isinstance(d, dict):
             raise ImportRejected(f"{at} must be an object")
