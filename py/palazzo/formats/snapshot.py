@@ -60,44 +60,48 @@ def is_snapshot(data: bytes) -> bool:
 
 # -- the container ----------------------------------------------------------------------------
 
-def pack(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
+def pack(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytearray:
     """Return the snapshot bytes of ``meta`` (JSON-able) and the named ``arrays``.
 
-    Cost: one copy of every array into the output plus a CRC-32 over it."""
+    Cost: one copy of every array into one output buffer (the file's size, allocated once)
+    plus a CRC-32 over it."""
     table: dict[str, list[Any]] = {}
-    parts: list[bytes] = []
+    placed: list[tuple[int, np.ndarray]] = []
     offset = 0
     for name, array in arrays.items():
         array = np.ascontiguousarray(array)
-        raw = array.tobytes()
-        table[name] = [array.dtype.str, list(array.shape), offset, len(raw)]
-        parts.append(raw)
-        pad = -len(raw) % ALIGN
-        parts.append(b"\x00" * pad)
-        offset += len(raw) + pad
+        table[name] = [array.dtype.str, list(array.shape), offset, array.nbytes]
+        placed.append((offset, array))
+        offset += array.nbytes + (-array.nbytes % ALIGN)
     head = json.dumps({"version": VERSION, "arrays": table, "palace": meta},
                       ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     head += b" " * (-(PREFIX.size + len(head)) % ALIGN)
-    body = b"".join([head, *parts])
-    return PREFIX.pack(MAGIC, len(head), zlib.crc32(body)) + body
+    base = PREFIX.size + len(head)
+    out = bytearray(base + offset)
+    out[PREFIX.size:base] = head
+    for at, array in placed:
+        if array.nbytes:
+            out[base + at: base + at + array.nbytes] = array.reshape(-1).view(np.uint8).data
+    PREFIX.pack_into(out, 0, MAGIC, len(head), zlib.crc32(memoryview(out)[PREFIX.size:]))
+    return out
 
 
 def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Return (the palace meta, the named arrays) of a snapshot; raise
     :class:`SnapshotDamaged` when the bytes are not a whole one.
 
-    The arrays are writable views into one private copy of ``data`` (so the palace can
-    update them in place). Cost: one copy of the file and a CRC-32 over it."""
+    The arrays are read-only views into ``data`` (the reader copies what it keeps into the
+    palace's own arrays, which grow). Cost: a CRC-32 over the file; nothing is copied."""
     if len(data) < PREFIX.size or not is_snapshot(data):
         raise SnapshotDamaged("not a columnar palace snapshot")
     _, head_len, crc = PREFIX.unpack_from(data)
     if PREFIX.size + head_len > len(data):
         raise SnapshotDamaged("the snapshot is shorter than its header says")
-    buffer = bytearray(memoryview(data)[PREFIX.size:])
+    buffer = memoryview(data)[PREFIX.size:]
     if zlib.crc32(buffer) != crc:
         raise SnapshotDamaged("the snapshot's checksum does not match (a torn or damaged file)")
     try:
-        head = json.loads(bytes(buffer[:head_len]))
+        head = json.loads(buffer[:head_len].tobytes())
     except ValueError as err:
         raise SnapshotDamaged(f"the snapshot's header is not JSON: {err}") from None
     if head.get("version") != VERSION:  # whole, but from another palazzo: not damage
@@ -142,7 +146,7 @@ def _codes(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
 
 # -- writing ----------------------------------------------------------------------------------
 
-def write_snapshot(palace: Any) -> bytes:
+def write_snapshot(palace: Any) -> bytearray:
     """Return the snapshot bytes of ``palace`` (everything :func:`read_snapshot` needs to
     give back the same palace). Cost: O(drawers + edges + postings · log postings)."""
     arrays: dict[str, np.ndarray] = {}

@@ -145,6 +145,12 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
     return out
 
 
+def _small(values: np.ndarray) -> np.ndarray:
+    """Return non-negative integers ``values`` in the smallest unsigned type holding them."""
+    top = int(values.max()) if len(values) else 0
+    return values.astype(np.min_scalar_type(top))
+
+
 def _load_sparse():
     """Return the ``scipy.sparse`` module, or None while SciPy cannot be imported.
 
@@ -351,12 +357,16 @@ class BM25Index:
         return {
             "k1": self.k1, "b": self.b, "stopwords": sorted(self.tokenizer.stopwords),
             "vocab": list(self._vocab), "df": self._df[:n_terms].astype(np.int64),
-            "p_row": self._p_row[keep], "p_term": terms, "p_tf": self._p_tf[keep],
+            # A row's postings lie together in the log, so rows are not stored: from_state
+            # spreads each present row over its start:stop. Numbers go in the smallest
+            # integer type that holds them.
+            "p_term": _small(terms), "p_tf": _small(self._p_tf[keep]),
             "start": np.where(present, before[self._start[:cap]], 0),
             "stop": np.where(present, before[self._stop[:cap]], 0),
             "dl": self._dl[:cap].copy(), "present": present.copy(),
             "n_docs": self._n_docs, "total_len": self._total_len,
-            "snap_indptr": indptr, "snap_order": np.argsort(terms, kind="stable"),
+            "snap_indptr": indptr,
+            "snap_order": _small(np.argsort(terms, kind="stable")),
         }
 
     @classmethod
@@ -367,8 +377,13 @@ class BM25Index:
         index = cls(state["k1"], state["b"], tokenizer=Tokenizer(frozenset(state["stopwords"])))
         index._vocab = {term: i for i, term in enumerate(state["vocab"])}
         index._df = np.array(state["df"], dtype=np.intp)
-        m = len(state["p_row"])
-        index._p_row = np.array(state["p_row"], dtype=np.int32)
+        m = len(state["p_term"])
+        start, stop = np.asarray(state["start"]), np.asarray(state["stop"])
+        rows = np.flatnonzero(state["present"])
+        rows = rows[np.argsort(start[rows], kind="stable")]
+        index._p_row = np.repeat(rows, stop[rows] - start[rows]).astype(np.int32)
+        if len(index._p_row) != m:
+            raise ValueError("the index's rows do not cover its postings")
         index._p_term = np.array(state["p_term"], dtype=np.int32)
         index._p_tf = np.array(state["p_tf"], dtype=np.int32)
         index._p_live = np.ones(m, dtype=bool)
