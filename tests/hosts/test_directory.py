@@ -287,3 +287,27 @@ def test_close_is_idempotent_and_a_closed_directory_refuses_calls(tmp_path):
         with PalaceDirectory(palace, make) as third:
             assert third.status.read_only
     assert drawers_on_disk(palace) == ["kept"]
+
+
+def test_compact_writes_a_snapshot_and_gives_the_lock_back(tmp_path):
+    path = tmp_path / "atrium"
+    with PalaceDirectory(path, make) as d:
+        d.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
+        gen = d.status.generation
+        d.compact()
+        assert d.status.generation == gen + 1 and d.status.journal_bytes == 0
+    with PalaceDirectory(path, make) as again:  # the lock came back; the palace is whole
+        assert again.writer and again.call("palace_status")["drawers"] == 1
+        assert again.status.replayed == 0
+
+
+def test_an_import_that_journaled_much_ends_with_a_snapshot(tmp_path):
+    from palazzo.bench.exportgen import write_export
+
+    export = tmp_path / "conversations.json"
+    write_export(export, 1500, seed=1)
+    out = cli(tmp_path / "p", "import-chats", str(export))
+    assert out.returncode == 0, out.stderr
+    files = sorted(p.name for p in (tmp_path / "p").iterdir() if not p.name.startswith("."))
+    journal = next(tmp_path.joinpath("p", f) for f in files if f.startswith("journal-"))
+    assert journal.stat().st_size == 0  # all in the snapshot: the next open replays nothing

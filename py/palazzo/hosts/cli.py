@@ -15,6 +15,9 @@ from pathlib import Path
 
 from palazzo.errors import PalazzoError
 
+# An import that journaled more than this ends with a snapshot (the next open is then fast).
+IMPORT_COMPACT_BYTES = 1 << 20
+
 
 class ProgressBar:
     """A one-line progress bar on stderr for long runs (silent when stderr is not a TTY
@@ -203,6 +206,8 @@ def _run_plan(args, plan, d) -> int:
     out = apply(plan, d.call, progress=ProgressBar("importing", args.progress), batch=BATCH)
     _print(out)
     _embed(d, args)
+    if d.status.journal_bytes >= IMPORT_COMPACT_BYTES:
+        d.compact()  # the next command reads one snapshot instead of replaying the import
     return 0
 
 

@@ -174,6 +174,7 @@ class PalaceStore:
         self._keys: Any = None
         self._host: Any = None
         self._unsaved_vectors = False  # reindex steps whose vectors no snapshot holds yet
+        self._snapshot_bytes = 0  # size of the snapshot the journal follows
         fresh = not space.names()
         self.boot()
         if fresh and self.writer:
@@ -195,6 +196,7 @@ class PalaceStore:
         data = self.space.read(snapshot_name(gen))
         if data is None:
             return None
+        self._snapshot_bytes = len(data)
         try:
             if snapshot.is_snapshot(data):
                 return snapshot.read_snapshot(data, self._make_bare)
@@ -260,6 +262,7 @@ class PalaceStore:
             self.status.skipped_snapshots.append(snapshot_name(g))
         if palace is None:  # never compacted (or every snapshot is damaged): generation 0
             palace = self._make_bare()
+            self._snapshot_bytes = 0
         self.status.snapshot = gen > 0
         self.status.generation = gen
         if self.status.skipped_snapshots:
@@ -421,8 +424,11 @@ class PalaceStore:
         self.status.journal_records += 1
         self.status.journal_bytes += len(data)
         self.status.last_saved = record.clock
+        # The journal may grow as large as the snapshot before a compaction rewrites it: a long
+        # import then writes snapshots of geometrically growing size (a few in all), not one
+        # every COMPACT_BYTES of journal (each as big as the whole palace).
         if self.status.journal_records >= self.compact_records or \
-                self.status.journal_bytes >= self.compact_bytes:
+                self.status.journal_bytes >= max(self.compact_bytes, self._snapshot_bytes):
             try:
                 self.compact()
             except Exception as err:  # the write above is durable: it stays acknowledged
@@ -486,6 +492,7 @@ class PalaceStore:
                                                   name != journal_name(new)):
                 self.space.delete(name)
         self.status.generation = new
+        self._snapshot_bytes = len(data)
         self.status.snapshot = True
         self._unsaved_vectors = False
         self.status.journal_records = 0
