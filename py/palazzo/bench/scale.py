@@ -147,7 +147,8 @@ def _machine() -> dict[str, Any]:
             return None
 
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", "py")
-    modified = None if dirty is None else [line[3:] for line in dirty.splitlines()]
+    modified = None if dirty is None else [line.split(maxsplit=1)[-1]
+                                           for line in dirty.splitlines()]
     return {"cpu_count": os.cpu_count(), "python": platform.python_version(),
             "implementation": platform.python_implementation(), "numpy": np.__version__,
             "platform": platform.platform(), "commit": git("rev-parse", "HEAD"),
