@@ -60,30 +60,36 @@ def is_snapshot(data: bytes) -> bool:
 
 # -- the container ----------------------------------------------------------------------------
 
-def pack(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytearray:
-    """Return the snapshot bytes of ``meta`` (JSON-able) and the named ``arrays``.
-
-    Cost: one copy of every array into one output buffer (the file's size, allocated once)
-    plus a CRC-32 over it."""
+def parts(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> list[memoryview]:
+    """Return the snapshot of ``meta`` (JSON-able) and the named ``arrays`` as the byte
+    pieces of the file, in order: prefix, header, then each array (views, not copies) and its
+    padding. Written one after the other they are the file, so a space can write a snapshot
+    without ever holding it whole. Cost: a CRC-32 over the arrays; nothing is copied."""
     table: dict[str, list[Any]] = {}
-    placed: list[tuple[int, np.ndarray]] = []
+    pieces: list[memoryview] = []
     offset = 0
     for name, array in arrays.items():
         array = np.ascontiguousarray(array)
         table[name] = [array.dtype.str, list(array.shape), offset, array.nbytes]
-        placed.append((offset, array))
-        offset += array.nbytes + (-array.nbytes % ALIGN)
+        pieces.append(memoryview(array.reshape(-1).view(np.uint8)))
+        pad = -array.nbytes % ALIGN
+        if pad:
+            pieces.append(memoryview(b"\x00" * pad))
+        offset += array.nbytes + pad
     head = json.dumps({"version": VERSION, "arrays": table, "palace": meta},
                       ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     head += b" " * (-(PREFIX.size + len(head)) % ALIGN)
-    base = PREFIX.size + len(head)
-    out = bytearray(base + offset)
-    out[PREFIX.size:base] = head
-    for at, array in placed:
-        if array.nbytes:
-            out[base + at: base + at + array.nbytes] = array.reshape(-1).view(np.uint8).data
-    PREFIX.pack_into(out, 0, MAGIC, len(head), zlib.crc32(memoryview(out)[PREFIX.size:]))
-    return out
+    crc = zlib.crc32(head)
+    for piece in pieces:
+        crc = zlib.crc32(piece, crc)
+    prefix = PREFIX.pack(MAGIC, len(head), crc)
+    return [memoryview(prefix), memoryview(head), *pieces]
+
+
+def pack(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytearray:
+    """Return the snapshot bytes of ``meta`` and ``arrays`` in one buffer (:func:`parts`
+    joined). Cost: one copy of every array."""
+    return bytearray(b"".join(parts(meta, arrays)))
 
 
 def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -148,7 +154,14 @@ def _codes(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
 
 def write_snapshot(palace: Any) -> bytearray:
     """Return the snapshot bytes of ``palace`` (everything :func:`read_snapshot` needs to
-    give back the same palace). Cost: O(drawers + edges + postings · log postings)."""
+    give back the same palace) in one buffer. Cost: :func:`snapshot_parts` plus the copy."""
+    return bytearray(b"".join(snapshot_parts(palace)))
+
+
+def snapshot_parts(palace: Any) -> list[memoryview]:
+    """Return the snapshot of ``palace`` as the file's byte pieces (:func:`parts`): what a
+    store writes, holding only the encoded texts and index arrays besides the palace.
+    Cost: O(drawers + edges + postings · log postings)."""
     arrays: dict[str, np.ndarray] = {}
     meta: dict[str, Any] = {
         "name": palace.name, "created_at": palace.created_at, "seed": palace.seed,
@@ -170,7 +183,7 @@ def write_snapshot(palace: Any) -> bytearray:
         "provenance": palace.provenance.to_json(),
         "diaries": palace.diaries.to_json(),
     }
-    return pack(meta, arrays)
+    return parts(meta, arrays)
 
 
 def _drawers(s: DrawerStore, arrays: dict[str, np.ndarray]) -> dict[str, Any]:

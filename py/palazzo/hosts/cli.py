@@ -196,14 +196,17 @@ def _bulk_replace(args) -> int:
     return 0
 
 
-def _run_plan(args, plan, d) -> int:
-    """Apply an importer's ``plan`` to the open palace directory ``d`` in batches (one
-    journal record and durable write each) with a progress bar, print what it did and embed
-    the new drawers; return the exit code (0)."""
+def _run_plan(args, box: list, d) -> int:
+    """Apply the importer's plan in ``box`` (a one-item list, emptied here so the plan's
+    memory goes once it is applied) to the open palace directory ``d`` in batches (one
+    journal record and durable write each) with a progress bar, print what it did, embed the
+    new drawers and end a long import with a snapshot; return the exit code (0)."""
     from palazzo.importers import BATCH, apply
 
+    plan = box.pop()
     print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
     out = apply(plan, d.call, progress=ProgressBar("importing", args.progress), batch=BATCH)
+    del plan
     _print(out)
     _embed(d, args)
     if d.status.journal_bytes >= IMPORT_COMPACT_BYTES:
@@ -215,15 +218,15 @@ def _index(args) -> int:
     from palazzo.importers.folder import plan_index
 
     with _open(args) as d:
-        plan = plan_index(Path(args.path), wing=args.wing, include=args.include or None,
-                          exclude=args.exclude or None, sync=args.sync, palace=d.store)
+        plan = [plan_index(Path(args.path), wing=args.wing, include=args.include or None,
+                           exclude=args.exclude or None, sync=args.sync, palace=d.store)]
         return _run_plan(args, plan, d)
 
 
 def _import_chats(args) -> int:
     from palazzo.importers.chats import plan_chats
 
-    plan = plan_chats(Path(args.file), name=args.name)
+    plan = [plan_chats(Path(args.file), name=args.name)]
     with _open(args) as d:
         return _run_plan(args, plan, d)
 
@@ -231,7 +234,7 @@ def _import_chats(args) -> int:
 def _import_mempalace(args) -> int:
     from palazzo.importers.mempalace import plan_mempalace
 
-    plan = plan_mempalace(Path(args.path), Path(args.kg) if args.kg else None)
+    plan = [plan_mempalace(Path(args.path), Path(args.kg) if args.kg else None)]
     with _open(args) as d:
         return _run_plan(args, plan, d)
 
@@ -239,7 +242,7 @@ def _import_mempalace(args) -> int:
 def _import_graphpalace(args) -> int:
     from palazzo.importers.graphpalace import plan_graphpalace
 
-    plan = plan_graphpalace(Path(args.file))
+    plan = [plan_graphpalace(Path(args.file))]
     with _open(args) as d:
         return _run_plan(args, plan, d)
 

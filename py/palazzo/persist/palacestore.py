@@ -477,14 +477,19 @@ class PalaceStore:
             raise ReadOnly(self._read_only_reason())
         old = self.status.generation
         new = old + 1
-        data = snapshot.write_snapshot(self.palace)
-        if len(data) > journal.MAX_RECORD:  # what boot reads back: keep generation N
-            raise StorageError(f"the palace is {len(data)} bytes as a snapshot, more than "
+        pieces = snapshot.snapshot_parts(self.palace)
+        size = sum(len(p) for p in pieces)
+        if size > journal.MAX_RECORD:  # what boot reads back: keep generation N
+            raise StorageError(f"the palace is {size} bytes as a snapshot, more than "
                                f"the {journal.MAX_RECORD} one may hold; it stays as it is")
         state = _fit_state(self.palace)
         if state is not None:
             self.space.write(EMBEDDER_STATE, state)
-        self.space.write(snapshot_name(new), data)
+        write_parts = getattr(self.space, "write_parts", None)
+        if write_parts is not None:  # a file system: written piece by piece
+            write_parts(snapshot_name(new), pieces)
+        else:
+            self.space.write(snapshot_name(new), b"".join(pieces))
         self.space.write(journal_name(new), b"")
         for name in self.space.names():
             m = SNAPSHOT.fullmatch(name)
@@ -492,7 +497,7 @@ class PalaceStore:
                                                   name != journal_name(new)):
                 self.space.delete(name)
         self.status.generation = new
-        self._snapshot_bytes = len(data)
+        self._snapshot_bytes = size
         self.status.snapshot = True
         self._unsaved_vectors = False
         self.status.journal_records = 0

@@ -171,9 +171,11 @@ class DirectorySpace:
         except OSError as err:
             raise StorageError(f"cannot read {self._file(name)}: {err.strerror}") from None
 
-    def write(self, name: str, data: bytes) -> None:
+    def write(self, name: str, data: bytes | list[memoryview]) -> None:
         """Replace the file atomically: write a new temporary file (mode 0600), fsync, rename,
-        fsync the directory. Cost: one fsync of the data and one of the directory."""
+        fsync the directory. ``data`` may be a list of byte pieces, written one after the
+        other (a snapshot is then never held whole). Cost: one fsync of the data and one of
+        the directory."""
         target = self._file(name)
         tmp = self.path / f".{name}.tmp"
         try:
@@ -184,13 +186,19 @@ class DirectorySpace:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | self._BINARY,
                          self.FILE_MODE)
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                for piece in (data if isinstance(data, list) else [data]):
+                    f.write(piece)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, target)
             self._sync_dir()
         except OSError as err:
             raise StorageError(f"cannot write {target}: {err.strerror}") from None
+
+    def write_parts(self, name: str, pieces: list[memoryview]) -> None:
+        """Replace the file with ``pieces`` one after the other, atomically as :meth:`write`
+        does (what a store writes a snapshot with). Returns None."""
+        self.write(name, pieces)
 
     def append(self, name: str, data: bytes) -> None:
         """Append ``data`` and fsync before returning (a new file is created mode 0600)."""
