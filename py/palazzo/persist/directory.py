@@ -161,17 +161,9 @@ class PalaceDirectory:
                     return self.store.call(name, args)
                 except ReadOnly:  # nothing was kept: take the lock and run it again below
                     pass
-            if not self._holding:
-                if not self._root.lock(self.path.name):
-                    self.refresh()
-                    return self.store.call(name, args)  # raises ReadOnly, changes nothing
-                self._holding = True
-                try:
-                    self._become_writer()
-                except BaseException:
-                    self._seen = None
-                    self._give_back()
-                    raise
+            if not self._holding and not self._take_lock():
+                self.refresh()
+                return self.store.call(name, args)  # raises ReadOnly, changes nothing
             try:
                 result = self.store.call(name, args)
             except BaseException:
@@ -199,20 +191,26 @@ class PalaceDirectory:
             if self._owner:
                 self.store.compact()
                 return
-            if not self._holding:
-                if not self._root.lock(self.path.name):
-                    raise ReadOnly("another process holds this palace; it compacts its own")
-                self._holding = True
-                try:
-                    self._become_writer()
-                except BaseException:
-                    self._seen = None
-                    self._give_back()
-                    raise
+            if not self._holding and not self._take_lock():
+                raise ReadOnly("another process holds this palace; it compacts its own")
             try:
                 self.store.compact()
             finally:
                 self._give_back()
+
+    def _take_lock(self) -> bool:
+        """Take the writer lock for one write and become the writer (reloading what changed);
+        return False, changing nothing, when another process holds it."""
+        if not self._root.lock(self.path.name):
+            return False
+        self._holding = True
+        try:
+            self._become_writer()
+        except BaseException:
+            self._seen = None
+            self._give_back()
+            raise
+        return True
 
     def refresh(self) -> None:
         """Bring a read-only copy up to date: reload when the files changed since it last

@@ -359,42 +359,36 @@ def test_a_failed_automatic_compaction_keeps_the_acknowledged_write():
     assert again.palace.counts()["drawers"] == 3 == store.palace.counts()["drawers"]
 
 
-def test_a_whole_snapshot_this_version_refuses_opens_read_only_and_is_kept():
-    space = MemorySpace()
-    make = maker(lambda: HashEmbedder())
-    store = PalaceStore(space, make, clock=ticking())
-    store.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
-    store.compact()
-    name = f"snapshot-{store.status.generation:08d}.pz"
-    # A palace JSON snapshot (the format before the columnar one) that fails its checks.
-    doc = export_palace(store.palace, vectors="float32", exported_at=0.0)
+def _json_snapshot_that_fails_its_checks(palace, data):
+    """A palace JSON snapshot (the format before the columnar one) whose drawer id no longer
+    matches its text."""
+    doc = export_palace(palace, vectors="float32", exported_at=0.0)
     doc["palace"]["drawers"][0]["content"] = "changed, so the id no longer matches"
-    space.write(name, journal.encode(journal.Record(0, "snapshot", doc, 0.0)))
-    data = space.read(name)
-    again = PalaceStore(space, make, clock=ticking())
-    assert again.status.read_only and "cannot be read here" in again.status.problem
-    with pytest.raises(ReadOnly):
-        again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
-    assert space.read(name) == data
+    return journal.encode(journal.Record(0, "snapshot", doc, 0.0))
 
 
-def test_a_columnar_snapshot_of_a_newer_version_opens_read_only_and_is_kept():
+def _columnar_snapshot_of_a_newer_version(palace, data):
+    """The columnar snapshot with version 9 and its CRC made again: whole, but unknown."""
+    newer = snapshot.pack(*snapshot.unpack(data)).replace(b'"version":1', b'"version":9', 1)
+    body = newer[snapshot.PREFIX.size:]
+    return snapshot.PREFIX.pack(snapshot.MAGIC, snapshot.PREFIX.unpack_from(newer)[1],
+                                zlib.crc32(body)) + body
+
+
+@pytest.mark.parametrize(("rewrite", "why"), [
+    (_json_snapshot_that_fails_its_checks, "cannot be read here"),
+    (_columnar_snapshot_of_a_newer_version, "version 9 is not read here")])
+def test_a_whole_snapshot_this_version_refuses_opens_read_only_and_is_kept(rewrite, why):
     space = MemorySpace()
     make = maker(lambda: HashEmbedder())
     store = PalaceStore(space, make, clock=ticking())
     store.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
     store.compact()
     name = f"snapshot-{store.status.generation:08d}.pz"
-    meta, arrays = snapshot.unpack(space.read(name))
-    newer = snapshot.pack(meta, arrays).replace(b'"version":1', b'"version":9', 1)
-    # (the CRC is made again, so the file is whole: only its version is unknown)
-    prefix = snapshot.PREFIX
-    body = newer[prefix.size:]
-    space.write(name, prefix.pack(snapshot.MAGIC, prefix.unpack_from(newer)[1],
-                                  zlib.crc32(body)) + body)
+    space.write(name, rewrite(store.palace, space.read(name)))
     data = space.read(name)
     again = PalaceStore(space, make, clock=ticking())
-    assert again.status.read_only and "version 9 is not read here" in again.status.problem
+    assert again.status.read_only and why in again.status.problem
     with pytest.raises(ReadOnly):
         again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
     assert space.read(name) == data
