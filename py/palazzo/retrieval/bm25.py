@@ -378,7 +378,9 @@ class BM25Index:
         index._vocab = {term: i for i, term in enumerate(state["vocab"])}
         index._df = np.array(state["df"], dtype=np.intp)
         m = len(state["p_term"])
-        start, stop = np.asarray(state["start"]), np.asarray(state["stop"])
+        # np.intp: wasm32 NumPy refuses int64 counts in np.repeat (and indices in bincount).
+        start = np.asarray(state["start"], dtype=np.intp)
+        stop = np.asarray(state["stop"], dtype=np.intp)
         rows = np.flatnonzero(state["present"])
         rows = rows[np.argsort(start[rows], kind="stable")]
         index._p_row = np.repeat(rows, stop[rows] - start[rows]).astype(np.int32)
