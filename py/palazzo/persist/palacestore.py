@@ -485,11 +485,7 @@ class PalaceStore:
         state = _fit_state(self.palace)
         if state is not None:
             self.space.write(EMBEDDER_STATE, state)
-        write_parts = getattr(self.space, "write_parts", None)
-        if write_parts is not None:  # a file system: written piece by piece
-            write_parts(snapshot_name(new), pieces)
-        else:
-            self.space.write(snapshot_name(new), b"".join(pieces))
+        self.space.write(snapshot_name(new), pieces)  # a directory writes piece by piece
         self.space.write(journal_name(new), b"")
         for name in self.space.names():
             m = SNAPSHOT.fullmatch(name)

@@ -40,7 +40,7 @@ class Space(Protocol):
 
     def names(self) -> list[str]: ...
     def read(self, name: str) -> bytes | None: ...
-    def write(self, name: str, data: bytes) -> None: ...
+    def write(self, name: str, data: bytes | list[memoryview]) -> None: ...
     def append(self, name: str, data: bytes) -> None: ...
     def truncate(self, name: str, size: int) -> None: ...
     def delete(self, name: str) -> None: ...
@@ -73,9 +73,9 @@ class MemorySpace:
         data = self.files.get(name)
         return None if data is None else bytes(data)
 
-    def write(self, name: str, data: bytes) -> None:
-        """Replace the file with ``data``."""
-        self.files[name] = bytearray(data)
+    def write(self, name: str, data: bytes | list[memoryview]) -> None:
+        """Replace the file with ``data`` (bytes, or byte pieces one after the other)."""
+        self.files[name] = bytearray(b"".join(data) if isinstance(data, list) else data)
 
     def append(self, name: str, data: bytes) -> None:
         """Append ``data`` to the file (creating it)."""
@@ -194,11 +194,6 @@ class DirectorySpace:
             self._sync_dir()
         except OSError as err:
             raise StorageError(f"cannot write {target}: {err.strerror}") from None
-
-    def write_parts(self, name: str, pieces: list[memoryview]) -> None:
-        """Replace the file with ``pieces`` one after the other, atomically as :meth:`write`
-        does (what a store writes a snapshot with). Returns None."""
-        self.write(name, pieces)
 
     def append(self, name: str, data: bytes) -> None:
         """Append ``data`` and fsync before returning (a new file is created mode 0600)."""
@@ -331,10 +326,10 @@ class QueuedSpace(MemorySpace):
             self.files[name] = bytearray(data)
         self.pending: list[tuple[str, str, bytes | int | None]] = []
 
-    def write(self, name: str, data: bytes) -> None:
-        """Replace the file in the mirror and queue ("write", name, data)."""
+    def write(self, name: str, data: bytes | list[memoryview]) -> None:
+        """Replace the file in the mirror and queue ("write", name, its bytes)."""
         super().write(name, data)
-        self.pending.append(("write", name, bytes(data)))
+        self.pending.append(("write", name, bytes(self.files[name])))
 
     def append(self, name: str, data: bytes) -> None:
         """Append in the mirror and queue ("append", name, data)."""
