@@ -51,6 +51,7 @@ PREFIX = struct.Struct("<8sQI")
 VERSION = 1
 ALIGN = 8
 KINDS = [k.value for k in EdgeKind]
+KIND_CODE = {k: i for i, k in enumerate(EdgeKind)}
 
 
 def is_snapshot(data: bytes) -> bool:
@@ -220,8 +221,7 @@ def _edges(e: EdgeTable, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     arrays["e.alive"] = e.alive[:n]
     for name in EDGE_FLOATS:
         arrays[f"e.{name}"] = e.columns[name][:n]
-    arrays["e.kind"] = np.fromiter((KINDS.index(k.value) for k in e.kind), dtype=np.int8,
-                                   count=n)
+    arrays["e.kind"] = np.fromiter((KIND_CODE[k] for k in e.kind), dtype=np.int8, count=n)
     codes, nodes = _codes([*e.src, *e.dst])
     arrays["e.src"], arrays["e.dst"] = codes[:n], codes[n:]
     arrays["e.nodes.offsets"], arrays["e.nodes.block"] = _texts(nodes)
