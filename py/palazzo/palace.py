@@ -81,6 +81,10 @@ class Palace:
         self.chunk_size = chunk_size
         self.wings: dict[str, Wing] = {}
         self.rooms: dict[tuple[str, str], Room] = {}
+        # add_room's index of the rooms by wing and by name (see _room_index).
+        self._by_wing: dict[str, list[Room]] = {}
+        self._by_name: dict[str, list[Room]] = {}
+        self._rooms_indexed: tuple[dict[tuple[str, str], Room], int] = (self.rooms, 0)
         self.closets: dict[tuple[str, str, str], Closet] = {}
         self.entities: dict[str, Entity] = {}
         self.agents: dict[str, Agent] = {}
@@ -178,8 +182,8 @@ class Palace:
         and a TUNNEL to the :data:`TUNNEL_LIMIT` rooms of the same name in other wings (the
         same topic seen from another domain) made last. Every room of a wing also reaches
         every other through the wing itself (two HAS_ROOM steps), so the graph grows by a
-        bounded number of edges a room, not by the square of a wing's rooms. Cost: a scan of
-        the rooms made since, newest first, until both limits are met (all rooms at worst).
+        bounded number of edges a room, not by the square of a wing's rooms. Cost: O(limits)
+        through :meth:`_room_index`.
         """
         name = clean_name(name, "room")  # checked before the wing is made: all or nothing
         w, _ = self.add_wing(wing)
@@ -188,23 +192,36 @@ class Palace:
             return self.rooms[key], False
         room = Room(wing=w.name, name=name, description=description,
                     created_at=float(self.clock()))
-        halls: list[Room] = []
-        tunnels: list[Room] = []
-        for (other_wing, other_name), other in reversed(self.rooms.items()):
-            if other_wing == w.name:
-                if len(halls) < HALL_LIMIT:
-                    halls.append(other)
-            elif other_name == name and len(tunnels) < TUNNEL_LIMIT:
-                tunnels.append(other)
-            if len(halls) == HALL_LIMIT and len(tunnels) == TUNNEL_LIMIT:
-                break
+        by_wing, by_name = self._room_index()
+        halls = by_wing.get(w.name, [])[-HALL_LIMIT:][::-1]
+        tunnels = by_name.get(name, [])[-TUNNEL_LIMIT:][::-1]  # all in other wings: a
+        # wing holds one room of a name
         for other in reversed(halls):  # oldest first, as the edges always came
             self.edges.add(EdgeKind.HALL, other.id, room.id, {"hall_type": "corridor"})
         for other in reversed(tunnels):
             self.edges.add(EdgeKind.TUNNEL, other.id, room.id)
         self.rooms[key] = room
+        by_wing.setdefault(room.wing, []).append(room)
+        by_name.setdefault(room.name, []).append(room)
+        self._rooms_indexed = (self.rooms, len(self.rooms))
         self.edges.add(EdgeKind.HAS_ROOM, w.id, room.id)
         return room, True
+
+    def _room_index(self) -> tuple[dict[str, list[Room]], dict[str, list[Room]]]:
+        """Return (rooms of each wing, rooms of each name), each in the order made: what
+        :meth:`add_room` picks its halls and tunnels from. Rooms are only ever added, through
+        :meth:`add_room` (which keeps the index) or by a reader filling :attr:`rooms` whole,
+        so the index is rebuilt only when :attr:`rooms` is another dict or has grown behind
+        its back. Cost: O(1) when in step; O(rooms) once after a palace is read."""
+        rooms, count = self._rooms_indexed
+        if rooms is not self.rooms or count != len(self.rooms):
+            self._by_wing.clear()
+            self._by_name.clear()
+            for room in self.rooms.values():
+                self._by_wing.setdefault(room.wing, []).append(room)
+                self._by_name.setdefault(room.name, []).append(room)
+            self._rooms_indexed = (self.rooms, len(self.rooms))
+        return self._by_wing, self._by_name
 
     def add_closet(self, wing: str, room: str, name: str, summary: str = "") -> Closet:
         """Return the closet ``name`` in ``wing``/``room``, creating it (and its room)."""

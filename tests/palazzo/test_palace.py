@@ -200,3 +200,27 @@ def test_halls_and_tunnels_grow_linearly_and_rooms_still_reach_each_other():
     assert newest == {f"room:big/r{i}" for i in range(29 - HALL_LIMIT, 29)}
     path = call(p, "navigate", {"start": "room:big/r0", "goal": "room:big/r29"})
     assert path["found"] and path["nodes"][-1] == "room:big/r29"
+
+
+@pytest.mark.parametrize("reread", ["palace_json", "snapshot"])
+def test_a_palace_read_back_picks_the_same_halls_and_tunnels_as_the_one_it_was(reread):
+    from palazzo.formats import palacefile, snapshot
+
+    def edges(p):
+        return sorted((p.edges.kind[i].value, p.edges.src[i], p.edges.dst[i])
+                      for i in p.edges.live())
+
+    p = Palace()
+    for i in range(12):
+        p.add_room("big", f"r{i}")
+        p.add_room(f"side{i}", "common")
+    if reread == "snapshot":
+        q = snapshot.read_snapshot(snapshot.write_snapshot(p), Palace)
+    else:
+        q = palacefile.read_palace(palacefile.export_palace(p), Palace)
+    for x in (p, q):
+        x.add_room("big", "new")
+        x.add_room("side-new", "common")
+    assert edges(q) == edges(p)
+    assert sum(1 for i in q.edges.live() if q.edges.dst[i] == "room:big/new"
+               and q.edges.kind[i] == EdgeKind.HALL) == 8
