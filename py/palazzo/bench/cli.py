@@ -97,6 +97,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "the system's temporary folder)")
     sc.add_argument("--keep", action="store_true", help="keep the export and palace")
     sc.add_argument("--progress", action="store_true")
+    st = add("structure", _structure, "palazzo index of a wing of N rooms (a folder of N "
+             "subfolders) and of a flat folder of M files: seconds, peak RSS, rooms, edges, "
+             "drawers, bytes")
+    st.add_argument("--rooms", type=int, default=2_000)
+    st.add_argument("--files", type=int, default=5_000)
+    st.add_argument("--seed", type=int, default=0)
+    st.add_argument("--timeout", type=float, help="seconds; stop a longer index and say so")
+    st.add_argument("--workdir", help="where the generated folders and palaces go (default: "
+                    "the system's temporary folder)")
+    st.add_argument("--keep", action="store_true", help="keep the folders and palaces")
+    st.add_argument("--out", required=True)
+    st.add_argument("--progress", action="store_true")
     jr = add("journal", _journal, "record size, boot, refusal and reload with exact replay")
     jr.add_argument("--size", type=int, default=20_000)
     jr.add_argument("--records", type=int, default=200)
@@ -161,6 +173,18 @@ def _scale(args: argparse.Namespace, make_embedder: MakeEmbedder,
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1,
                      ensure_ascii=False))
+    return 0
+
+
+def _structure(args: argparse.Namespace, make_embedder: MakeEmbedder,
+               progress: MakeProgress) -> int:
+    from palazzo.bench import structure
+
+    result = structure.run(args.rooms, args.files, seed=args.seed, timeout=args.timeout,
+                           workdir=Path(args.workdir) if args.workdir else None,
+                           keep=args.keep, progress=progress("cases", args.progress))
+    _write(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
     return 0
 
 

@@ -3,9 +3,13 @@
 Layout (documented rule):
 
 - **wing**: ``wing`` if given, else the name of the folder being indexed.
-- **room**: the file's parent folder relative to the indexed folder (posix, e.g.
-  ``docs/api``); a file directly in the indexed folder gets the room of its stem
-  (``README.md`` -> ``README``).
+- **room**: the file's folder relative to the indexed folder, posix (``docs/api``); the
+  files directly in the indexed folder share the room ``.`` (:data:`TOP_ROOM`, the indexed
+  folder relative to itself; no subfolder can have that name). So rooms are folders, never
+  files: a flat folder of 5,000 files is one room of 5,000 drawers, and a file's room
+  depends on its own path alone — adding or removing other files never moves it (a rule
+  that gave each file a room only while a folder held few would move them all, and re-key
+  their drawers, the day one file too many arrived).
 - **drawer**: the file's text, verbatim. ``source`` is ``"index"`` and ``source_file`` the
   file's path relative to the indexed folder (posix). Every drawer is added with the
   identity key ``<path>#<position>`` (:func:`chunk_key`), so its id is content + wing + room
@@ -39,6 +43,16 @@ one whose stored drawers no longer rebuild it (listed as ``healed``). With ``syn
 drawers of this wing with source ``"index"`` whose file no longer exists under the folder
 are deleted too. So a wing is the image of one folder: index different folders into
 different wings (a drawer's ``source_file`` is relative to the folder it came from).
+
+A file whose stored drawers rebuild its text but lie in another room than the rule gives
+(``moved``) is indexed again in its room and its old drawers deleted — as a changed file is.
+That is what re-indexing a palace made before rooms were folders does: a file that was
+directly in the indexed folder had the room of its stem (``README.md`` in ``README``), and
+its drawers move to ``.``. Nothing is dropped: drawer ids include the room, so the new
+drawers are added first and the old ones deleted after every add of the plan (an interrupted
+apply leaves both; the next index finishes the move). What hung on the old drawer ids
+(pheromone, SIMILAR_TO edges, links made by hand) does not move with them, and the old
+per-file rooms stay, empty (palazzo has no operation that deletes a room).
 """
 
 from __future__ import annotations
@@ -56,14 +70,15 @@ from palazzo.errors import ImportRejected, ValidationError
 from palazzo.importers import Plan, PlanBuilder, planned_drawer_id, usable_name
 
 SOURCE = "index"
+TOP_ROOM = "."  # the room of the files directly in the indexed folder
 CHUNK_MARK = "#chunk-"
 DEFAULT_CHUNK = 4000  # characters: a memory-sized piece; the palace embeds it in ~5 windows
 BINARY_PROBE = 8192
 MAX_BYTES = 20 << 20
 GITIGNORE = ".gitignore"
 
-__all__ = ["IgnoreRules", "Rule", "StoredPiece", "chunk_key", "compile_rule", "plan_index",
-           "reassemble", "split_source_file"]
+__all__ = ["TOP_ROOM", "IgnoreRules", "Rule", "StoredPiece", "chunk_key", "compile_rule",
+           "plan_index", "reassemble", "room_of", "split_source_file"]
 
 
 # -- gitignore patterns --------------------------------------------------------------------------
@@ -483,6 +498,7 @@ class StoredPiece:
     position: int  # 0: the whole file; k >= 1: chunk k
     drawer_id: str
     content: str
+    room: str = ""  # the room it lies in ("" when not known)
 
 
 def split_source_file(source_file: str) -> tuple[str, int]:
@@ -521,9 +537,11 @@ def reassemble(pieces: Iterable[StoredPiece]) -> str | None:
     return "".join(p.content for p in ordered)
 
 
-def _room_of(rel: str) -> str:
-    parent, _, name = rel.rpartition("/")
-    return parent if parent else (Path(name).stem or name)
+def room_of(rel: str) -> str:
+    """Return the room of the file at ``rel`` (posix, relative to the indexed folder): its
+    folder (``docs/api/x.md`` -> ``docs/api``), or :data:`TOP_ROOM` for a file directly in
+    the indexed folder. A function of the path alone. Cost: O(len(rel))."""
+    return rel.rpartition("/")[0] or TOP_ROOM
 
 
 def _read(path: Path, max_bytes: int) -> tuple[str | None, str | None, bool]:
@@ -576,7 +594,7 @@ def _existing(palace: Any, wing: str) -> dict[str, list[StoredPiece]]:
     for r in s.live_rows():
         if s.wing[r] == wing and s.source[r] == SOURCE:
             base, k = split_source_file(s.source_file[r])
-            out.setdefault(base, []).append(StoredPiece(k, s.ids[r], s.content[r]))
+            out.setdefault(base, []).append(StoredPiece(k, s.ids[r], s.content[r], s.room[r]))
     return out
 
 
@@ -600,11 +618,13 @@ def plan_index(
     drawers of files that no longer exist. The plan adds first and deletes last, so an
     interrupted apply never loses text.
 
-    A file is unchanged when its stored drawers :func:`reassemble` to exactly its text;
-    otherwise it is indexed again (``changed``; ``healed`` when its stored drawers could
-    not rebuild any text — a position missing or repeated, as the content-addressed ids of
-    earlier versions left files with repeated chunks). Every drawer carries the identity key
-    :func:`chunk_key` of its file and position.
+    A file is unchanged when its stored drawers :func:`reassemble` to exactly its text and
+    all lie in its room (:func:`room_of`); otherwise it is indexed again (``changed``;
+    ``healed`` when its stored drawers could not rebuild any text — a position missing or
+    repeated, as the content-addressed ids of earlier versions left files with repeated
+    chunks; ``moved`` when they rebuild it in another room, as the per-file rooms of earlier
+    versions did). Every drawer carries the identity key :func:`chunk_key` of its file and
+    position.
     Cost: one read of every candidate file; O(text of the wing's indexed drawers) for the
     comparison.
     """
@@ -632,7 +652,7 @@ def plan_index(
         if not text.lstrip("\ufeff").strip():
             builder.skip(rel, "empty")
             continue
-        room = usable_name(_room_of(rel))
+        room = usable_name(room_of(rel))
         if room is None:
             builder.skip(rel, "no usable room name (folder path too long?)")
             continue
@@ -655,17 +675,23 @@ def plan_index(
     unchanged: list[str] = []
     changed: list[str] = []
     healed: list[str] = []
-    stale: list[tuple[str, str]] = []
+    moved: list[str] = []
+    stale: list[tuple[str, str, str]] = []
     for f in files:
         before = existing.get(f.rel, [])
         rebuilt = reassemble(before) if before else None
-        if rebuilt == f.text:
+        in_place = all(p.room == f.room for p in before)
+        if rebuilt == f.text and in_place:
             unchanged.append(f.rel)
             continue
         before_ids = {p.drawer_id for p in before}
         if before:
-            (changed if rebuilt is not None else healed).append(f.rel)
-            stale += [(f.rel, d) for d in sorted(before_ids) if d not in planned]
+            why = "changed" if rebuilt != f.text else "moved"
+            if rebuilt is None:
+                healed.append(f.rel)
+            else:
+                (changed if why == "changed" else moved).append(f.rel)
+            stale += [(f.rel, d, why) for d in sorted(before_ids) if d not in planned]
         for (k, piece), key, did in zip(f.pieces, f.keys, f.ids, strict=True):
             if did in before_ids:
                 continue
@@ -675,8 +701,8 @@ def plan_index(
                 args["source_file"] = f"{f.rel}{CHUNK_MARK}{k}"
                 args["closet"] = usable_name(Path(f.rel).name) or "file"
             builder.add("add_drawer", args, f"{root}/{f.rel}" + (f" chunk {k}" if k else ""))
-    for rel, did in stale:
-        builder.add("delete_drawer", {"drawer_id": did}, f"{root}/{rel} (changed)")
+    for rel, did, why in stale:
+        builder.add("delete_drawer", {"drawer_id": did}, f"{root}/{rel} ({why})")
     pruned: list[str] = []
     if sync:
         for base, stored in sorted(existing.items()):
@@ -693,6 +719,7 @@ def plan_index(
         unchanged=unchanged,
         changed=changed,
         healed=healed,
+        moved=moved,
         chunked={f.rel: len(f.pieces) for f in files if f.pieces[0][0]},
         drawers_added=sum(c.name == "add_drawer" for c in builder.calls),
         drawers_deleted=sum(c.name == "delete_drawer" for c in builder.calls),

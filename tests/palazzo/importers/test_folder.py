@@ -1,5 +1,6 @@
-"""Folder importer: layout, .gitignore (nested, negation), binaries, encodings, chunking with
-positions, unchanged files, changed files and --sync pruning."""
+"""Folder importer: layout (rooms are folders), .gitignore (nested, negation), binaries,
+encodings, chunking with positions, unchanged files, changed files, files moved from the old
+per-file rooms and --sync pruning."""
 
 import pytest
 
@@ -97,7 +98,7 @@ def test_layout_rooms_and_source_files(tmp_path):
     plan = plan_index(root)
     assert plan.summary["wing"] == "notes" and plan.summary["files"] == 4
     rooms = {c.args["source_file"]: c.args["room"] for c in plan.calls}
-    assert rooms == {"README.md": "README", "home/garden.md": "home",
+    assert rooms == {"README.md": ".", "home/garden.md": "home",
                      "work/meetings/monday.md": "work/meetings", "work/todo.txt": "work"}
     assert all(c.args["source"] == "index" and "closet" not in c.args for c in plan.calls)
     palace = Palace()
@@ -108,6 +109,72 @@ def test_layout_rooms_and_source_files(tmp_path):
     assert palace.counts() == counts
     other = plan_index(root, wing="Personal notes")
     assert {c.args["wing"] for c in other.calls} == {"Personal notes"}
+
+
+def test_a_flat_folder_is_one_room_and_a_file_never_moves_for_its_neighbours(tmp_path):
+    root = tree(tmp_path / "flat", {f"note-{i:03d}.txt": f"note number {i}" for i in range(300)})
+    (root / "sub").mkdir()
+    (root / "sub" / "a.md").write_text("in a folder", encoding="utf-8")
+    plan = plan_index(root)
+    assert {c.args["room"] for c in plan.calls} == {".", "sub"}
+    palace = Palace()
+    apply(plan, bind(palace))
+    assert sorted(palace.rooms) == [("flat", "."), ("flat", "sub")]
+    assert palace.counts()["drawers"] == 301
+    (root / "note-300.txt").write_text("one more", encoding="utf-8")
+    (root / "note-000.txt").unlink()
+    more = plan_index(root, palace=palace, sync=True)
+    assert [(c.name, c.args.get("source_file")) for c in more.calls] == \
+        [("add_drawer", "note-300.txt"), ("delete_drawer", None)]
+    assert more.summary["moved"] == [] and len(more.summary["unchanged"]) == 300
+
+
+def old_layout(plan):
+    """The calls of ``plan`` as palazzo made them before rooms were folders: a file directly
+    in the indexed folder in the room of its stem."""
+    from pathlib import PurePosixPath
+
+    out = []
+    for c in plan.calls:
+        base = split_source_file(c.args["source_file"])[0]
+        room = c.args["room"] if "/" in base else PurePosixPath(base).stem
+        out.append({**c.args, "room": room})
+    return out
+
+
+def test_a_palace_indexed_with_per_file_rooms_moves_to_folder_rooms(tmp_path):
+    files = {"README.md": "# Notes", "todo.txt": long_text(6), "work/plan.md": "the plan"}
+    root = tree(tmp_path / "p", files)
+    palace = Palace()
+    for args in old_layout(plan_index(root, chunk_size=300)):
+        call(palace, "add_drawer", args)
+    s = palace.drawers
+    assert {s.room[r] for r in s.live_rows()} == {"README", "todo", "work"}
+    before = {s.ids[r] for r in s.live_rows()}
+
+    move = plan_index(root, chunk_size=300, palace=palace)
+    assert move.summary["moved"] == ["README.md", "todo.txt"]
+    assert move.summary["unchanged"] == ["work/plan.md"] and move.summary["changed"] == []
+    names = [c.name for c in move.calls]
+    assert names == sorted(names)  # every add before any delete
+    deleted = {c.args["drawer_id"] for c in move.calls if c.name == "delete_drawer"}
+    moved_ids = {s.ids[r] for r in s.live_rows() if s.room[r] != "work"}
+    assert deleted == moved_ids and deleted < before
+    assert all(c.args["room"] == "." for c in move.calls if c.name == "add_drawer")
+
+    # Interrupted after the adds: every file is there twice, never absent, and the next
+    # index finishes the move with deletes alone.
+    adds = [c for c in move.calls if c.name == "add_drawer"]
+    for c in adds:
+        call(palace, c.name, c.args)
+    assert rebuilt_files(palace, "p").keys() == files.keys()
+    finish = plan_index(root, chunk_size=300, palace=palace)
+    assert {c.name for c in finish.calls} == {"delete_drawer"}
+    assert {c.args["drawer_id"] for c in finish.calls} == deleted
+    apply(finish, bind(palace))
+    assert rebuilt_files(palace, "p") == {k: v.encode() for k, v in files.items()}
+    assert {s.room[r] for r in s.live_rows()} == {".", "work"}
+    assert len(plan_index(root, chunk_size=300, palace=palace, sync=True)) == 0
 
 
 def test_gitignore_nested_and_negation(tmp_path):
