@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from palazzo.core.model import (
     Drawer,
     EdgeKind,
     Entity,
+    Later,
     Progress,
     Room,
     Wing,
@@ -48,6 +50,27 @@ TUNNEL_LIMIT = 8  # TUNNELs a new room gets, to same-named rooms of other wings 
 EMBED_BLOCK = 256  # drawers embedded (and linked) together in a deferred batch
 
 
+class _Section:
+    """A palace attribute that may hold a :class:`~palazzo.core.model.Later`: the part is
+    made the first time it is read (a snapshot leaves its knowledge graph, conversations,
+    provenance and diaries unread until an operation needs them). Cost: one dict lookup a
+    read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, palace: Any, owner: type | None = None) -> Any:
+        if palace is None:
+            return self
+        value = palace.__dict__[self.slot]
+        if isinstance(value, Later):
+            value = palace.__dict__[self.slot] = value.make()
+        return value
+
+    def __set__(self, palace: Any, value: Any) -> None:
+        palace.__dict__[self.slot] = value
+
+
 class Palace:
     """An in-memory palace. Clock, randomness and embedder are injected for reproducibility.
 
@@ -57,6 +80,18 @@ class Palace:
     chunks (:func:`palazzo.core.chunking.chunks`, overlap ``chunk_size // 6``) and score by their
     best chunk; None embeds every drawer whole (a long one is then read from its start only).
     """
+
+    kg = _Section()
+    conversations = _Section()
+    provenance = _Section()
+    diaries = _Section()
+
+    def unread(self, name: str) -> Later | None:
+        """Return the :class:`~palazzo.core.model.Later` section ``name`` (``kg``,
+        ``conversations``, ``provenance``, ``diaries``) still waits as, or None once it was
+        made: a snapshot writer then stores the section's bytes again without making it."""
+        value = self.__dict__["_" + name]
+        return value if isinstance(value, Later) else None
 
     def __init__(
         self,

@@ -8,7 +8,6 @@ it can never surface in a search.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,6 +23,54 @@ def _grow(array: np.ndarray, capacity: int) -> np.ndarray:
     out = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
     out[: len(array)] = array
     return out
+
+
+_UNREAD = object()
+
+
+class TextColumn:
+    """A column of texts read from one UTF-8 block, each decoded when first asked for.
+
+    Why: a big palace opened for one command (``status``, a search showing ten drawers)
+    should not decode a hundred megabytes of text it never shows. It stands for a list of
+    ``str``: ``len``, ``col[i]``, ``col[i] = text``, ``append`` and iteration (which decodes
+    every text). Cost: O(rows) to make (one sentinel a row); a read decodes one text once.
+    """
+
+    __slots__ = ("_items", "_offsets", "_block")
+
+    def __init__(self, offsets: np.ndarray, block: Any) -> None:
+        """``offsets`` (rows + 1 byte offsets into ``block``) and ``block`` (a buffer of
+        UTF-8 bytes, kept as it is: a view of a snapshot's buffer is not copied)."""
+        self._items: list[Any] = [_UNREAD] * (len(offsets) - 1)
+        self._offsets = offsets
+        self._block = memoryview(block).cast("B") if len(block) else memoryview(b"")
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, row: int) -> str:
+        value = self._items[row]
+        if value is _UNREAD:
+            row = range(len(self._items))[row]
+            a, b = int(self._offsets[row]), int(self._offsets[row + 1])
+            value = self._items[row] = str(self._block[a:b], "utf-8")
+        return value
+
+    def __setitem__(self, row: int, value: str) -> None:
+        self._items[row] = value
+
+    def append(self, value: str) -> None:
+        self._items.append(value)
+
+    def __iter__(self) -> Any:
+        return (self[row] for row in range(len(self._items)))
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, TextColumn | list) else \
+            NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the list it stands for
 
 
 class ChunkTable:
@@ -271,25 +318,69 @@ class DrawerStore:
         return mask
 
 
-@dataclass(slots=True)
 class EdgeTable:
     """Non-drawer graph edges as columns: kind/src/dst in lists, costs and pheromones arrays.
 
-    ``out``/``inc`` map a node id to the edge indices leaving/entering it (adjacency).
-    Removing an edge marks it dead; dead edges are dropped from adjacency at once.
+    ``out``/``inc`` map a node id to the edge indices leaving/entering it (adjacency) and
+    ``index`` maps (kind, src, dst) to the live edge. Removing an edge marks it dead; dead
+    edges are dropped from adjacency at once. A table read from a snapshot
+    (:meth:`from_columns`) builds its adjacency when first asked for, so a command that never
+    walks the graph never pays for it.
     """
 
-    kind: list[EdgeKind] = field(default_factory=list)
-    src: list[str] = field(default_factory=list)
-    dst: list[str] = field(default_factory=list)
-    props: list[dict[str, Any]] = field(default_factory=list)
-    alive: np.ndarray = field(default_factory=lambda: np.zeros(16, dtype=bool))
-    columns: dict[str, np.ndarray] = field(
-        default_factory=lambda: {n: np.zeros(16, dtype=np.float64) for n in EDGE_FLOATS}
-    )
-    out: dict[str, list[int]] = field(default_factory=dict)
-    inc: dict[str, list[int]] = field(default_factory=dict)
-    index: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    __slots__ = ("kind", "src", "dst", "props", "alive", "columns", "_out", "_inc", "_index")
+
+    def __init__(self) -> None:
+        self.kind: list[EdgeKind] = []
+        self.src: list[str] = []
+        self.dst: list[str] = []
+        self.props: list[dict[str, Any]] = []
+        self.alive = np.zeros(16, dtype=bool)
+        self.columns: dict[str, np.ndarray] = {n: np.zeros(16, dtype=np.float64)
+                                               for n in EDGE_FLOATS}
+        self._out: dict[str, list[int]] | None = {}
+        self._inc: dict[str, list[int]] | None = {}
+        self._index: dict[tuple[str, str, str], int] | None = {}
+
+    @classmethod
+    def from_columns(cls, kind: list[EdgeKind], src: list[str], dst: list[str],
+                     props: list[dict[str, Any]], alive: np.ndarray,
+                     columns: dict[str, np.ndarray]) -> EdgeTable:
+        """Return the table of these columns (one entry an edge, dead ones included), its
+        adjacency to be built on first use. Cost: O(1); the arrays are taken as they are."""
+        e = cls.__new__(cls)
+        e.kind, e.src, e.dst, e.props, e.alive, e.columns = kind, src, dst, props, alive, \
+            columns
+        e._out = e._inc = e._index = None
+        return e
+
+    def _adjacency(self) -> tuple[dict[str, list[int]], dict[str, list[int]],
+                                  dict[tuple[str, str, str], int]]:
+        """Return (out, inc, index), building them from the live edges if not yet built.
+        Cost: O(1) once built; O(edges) the first time after :meth:`from_columns`."""
+        if self._out is None or self._inc is None or self._index is None:
+            out: dict[str, list[int]] = {}
+            inc: dict[str, list[int]] = {}
+            index: dict[tuple[str, str, str], int] = {}
+            kind, src, dst = self.kind, self.src, self.dst
+            for i in np.flatnonzero(self.alive[: len(kind)]).tolist():
+                out.setdefault(src[i], []).append(i)
+                inc.setdefault(dst[i], []).append(i)
+                index[(kind[i].value, src[i], dst[i])] = i
+            self._out, self._inc, self._index = out, inc, index
+        return self._out, self._inc, self._index
+
+    @property
+    def out(self) -> dict[str, list[int]]:
+        return self._adjacency()[0]
+
+    @property
+    def inc(self) -> dict[str, list[int]]:
+        return self._adjacency()[1]
+
+    @property
+    def index(self) -> dict[tuple[str, str, str], int]:
+        return self._adjacency()[2]
 
     def __len__(self) -> int:
         return int(self.alive[: len(self.kind)].sum())
@@ -306,7 +397,7 @@ class EdgeTable:
             return existing
         i = len(self.kind)
         if i >= len(self.alive):
-            capacity = 2 * len(self.alive)
+            capacity = max(16, 2 * len(self.alive))
             self.alive = _grow(self.alive, capacity)
             self.columns = {k: _grow(v, capacity) for k, v in self.columns.items()}
         self.kind.append(kind)
@@ -319,19 +410,21 @@ class EdgeTable:
             self.columns[name][i] = 0.0
         self.columns["base_cost"][i] = cost
         self.columns["current_cost"][i] = cost
-        self.out.setdefault(src, []).append(i)
-        self.inc.setdefault(dst, []).append(i)
-        self.index[(kind.value, src, dst)] = i
+        out, inc, index = self._adjacency()
+        out.setdefault(src, []).append(i)
+        inc.setdefault(dst, []).append(i)
+        index[(kind.value, src, dst)] = i
         return i
 
     def remove(self, i: int) -> None:
         """Mark edge ``i`` dead and take it out of the adjacency lists."""
         if not self.alive[i]:
             return
+        out, inc, index = self._adjacency()
         self.alive[i] = False
-        self.out[self.src[i]].remove(i)
-        self.inc[self.dst[i]].remove(i)
-        del self.index[(self.kind[i].value, self.src[i], self.dst[i])]
+        out[self.src[i]].remove(i)
+        inc[self.dst[i]].remove(i)
+        del index[(self.kind[i].value, self.src[i], self.dst[i])]
 
     def rename_node(self, old: str, new: str) -> None:
         """Re-point every live edge at ``old`` to ``new``, keeping kind, props and every

@@ -115,6 +115,23 @@ def drawer_id(content: str, wing: str, room: str, key: str = "") -> str:
     return f"drawer_{digest[:24]}"
 
 
+class Later:
+    """A part of a palace that a reader leaves unread until it is first used.
+
+    ``make()`` returns the part; ``raw`` is what it is made from (a snapshot section's JSON
+    bytes), which a writer may store again as it is while the part was never made. The
+    palace holds one of these in place of its knowledge graph, conversations, provenance or
+    diaries until an operation touches them (see ``Palace``'s sections). Cost: none until
+    made.
+    """
+
+    __slots__ = ("make", "raw")
+
+    def __init__(self, make: Callable[[], Any], raw: bytes | memoryview | None = None) -> None:
+        self.make = make
+        self.raw = raw
+
+
 @dataclass(slots=True)
 class Wing:
     name: str

@@ -5,8 +5,11 @@ field, readable anywhere, and slow to open at real size (every drawer re-tokenis
 added one by one). A snapshot is the palace as it lives in memory: every per-drawer and
 per-edge column is an array written as its bytes, texts are one UTF-8 block with offsets, and
 derived structures (the BM25 postings and their term-major layout, the chunk table) are stored,
-not recomputed. Opening is reading buffers with ``np.frombuffer`` plus one pass that turns the
-text blocks into the store's lists.
+not recomputed. Opening is mapping buffers: the palace's arrays are views of the file's bytes
+(:meth:`~palazzo.persist.storage.DirectorySpace.load` maps them copy-on-write), drawer texts
+are decoded when first read, edge adjacency is built when first walked, and the knowledge
+graph, conversations, provenance and diaries are parsed when first used. A command on a
+100,000-drawer palace reads what it needs, not the whole palace.
 
 Layout (little-endian)::
 
@@ -18,13 +21,14 @@ Layout (little-endian)::
 
 ``meta["palace"]`` holds what is small or tree-shaped: name, settings, wings, rooms, closets,
 entities, agents, the value tables of the repeated drawer columns (wing, room, closet,
-source, source file), edge properties, and the knowledge-graph, conversation, provenance and
-diary sections in their palace-JSON form.
+source, source file) and edge properties. The knowledge-graph, conversation, provenance and
+diary sections are byte arrays ``s.<name>`` of their palace-JSON form (version 2; version 1,
+still read, held them in the header), stored again as they were read when never used.
 
 A snapshot is the store's own file, checked by its CRC: it is not validated field by field
 like an imported file (a damaged one is refused whole, and boot falls back as for any damaged
-snapshot). Writing is O(drawers + edges + postings); reading is O(drawers + edges) list
-building over buffers that are read, not parsed.
+snapshot). Writing is O(drawers + edges + postings); opening is a CRC-32 over the file plus
+O(drawers + edges) for ids, names and edge ends.
 """
 
 from __future__ import annotations
@@ -37,8 +41,15 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.core.columns import DRAWER_FLOATS, EDGE_FLOATS, ChunkTable, DrawerStore, EdgeTable
-from palazzo.core.model import Agent, Closet, EdgeKind, Entity, Room, Wing
+from palazzo.core.columns import (
+    DRAWER_FLOATS,
+    EDGE_FLOATS,
+    ChunkTable,
+    DrawerStore,
+    EdgeTable,
+    TextColumn,
+)
+from palazzo.core.model import Agent, Closet, EdgeKind, Entity, Later, Room, Wing
 from palazzo.errors import ImportRejected, SnapshotDamaged
 from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries
@@ -48,7 +59,10 @@ from palazzo.retrieval.bm25 import BM25Index
 
 MAGIC = b"PZSNAP\x00\x01"
 PREFIX = struct.Struct("<8sQI")
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # version 1 held the sections in the header; 2 holds them as byte arrays
+# The parts of a palace kept as JSON (their palace-JSON form), read when first used.
+SECTIONS = ("kg", "conversations", "provenance", "diaries")
 ALIGN = 8
 KINDS = [k.value for k in EdgeKind]
 KIND_CODE = {k: i for i, k in enumerate(EdgeKind)}
@@ -111,9 +125,9 @@ def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, np.ndarra
         head = json.loads(buffer[:head_len].tobytes())
     except ValueError as err:
         raise SnapshotDamaged(f"the snapshot's header is not JSON: {err}") from None
-    if head.get("version") != VERSION:  # whole, but from another palazzo: not damage
+    if head.get("version") not in READS:  # whole, but from another palazzo: not damage
         raise ImportRejected(f"snapshot version {head.get('version')!r} is not read here "
-                             f"(this palazzo reads version {VERSION})")
+                             f"(this palazzo reads versions up to {VERSION})")
     arrays = {}
     for name, (dtype, shape, offset, nbytes) in head["arrays"].items():
         start = head_len + offset
@@ -179,12 +193,22 @@ def snapshot_parts(palace: Any) -> list[memoryview]:
         "drawers": _drawers(palace.drawers, arrays),
         "edges": _edges(palace.edges, arrays),
         "bm25": _bm25(palace.text_index, arrays),
-        "kg": palace.kg.to_json(),
-        "conversations": palace.conversations.to_json(),
-        "provenance": palace.provenance.to_json(),
-        "diaries": palace.diaries.to_json(),
     }
+    for name in SECTIONS:
+        arrays[f"s.{name}"] = _section(palace, name)
     return parts(meta, arrays)
+
+
+def _section(palace: Any, name: str) -> np.ndarray:
+    """Return section ``name`` of ``palace`` as the UTF-8 bytes of its palace-JSON form: the
+    bytes it was read from when it was never made since (nothing to encode), else encoded
+    now. Cost: O(section) for one that was made; none otherwise."""
+    later = palace.unread(name)
+    if later is not None and later.raw is not None:
+        return np.frombuffer(later.raw, dtype=np.uint8)
+    value = getattr(palace, name).to_json()
+    return np.frombuffer(json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                                    allow_nan=False).encode(), dtype=np.uint8)
 
 
 def _drawers(s: DrawerStore, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -243,15 +267,25 @@ def _bm25(index: BM25Index, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
 
 # -- reading ----------------------------------------------------------------------------------
 
-def read_snapshot(data: bytes | bytearray, make_palace: Callable[..., Any]) -> Any:
+def read_snapshot(data: bytes | bytearray | Any, make_palace: Callable[..., Any]) -> Any:
     """Return the palace a snapshot holds; raise :class:`SnapshotDamaged` for bytes that are
     not a whole snapshot.
 
     ``make_palace(name=…, seed=…, similar_threshold=…, similar_limit=…, chunk_size=…)``
     makes the empty palace, as for :func:`palazzo.formats.palacefile.read_palace`; vectors are
     kept only under their own embedder (the palace's has another fingerprint: they are
-    dropped, for ``reindex``). Cost: O(drawers + edges) list building plus copying the file.
+    dropped, for ``reindex``).
+
+    The palace's arrays are views of ``data`` (which it then keeps alive): give a writable
+    buffer of the caller's own (a ``bytearray``, a private mapping); read-only bytes are
+    copied once first. Drawer texts are decoded when first read
+    (:class:`~palazzo.core.columns.TextColumn`), edge adjacency is built when first walked,
+    and the knowledge graph, conversations, provenance and diaries are parsed when first used
+    (:class:`~palazzo.core.model.Later`). Cost: a CRC-32 over the file plus O(drawers +
+    edges) for ids, names and edge ends; nothing is copied from a writable buffer.
     """
+    if memoryview(data).readonly:
+        data = bytearray(data)
     meta, a = unpack(data)
     settings = meta["settings"]
     palace = make_palace(name=meta["name"], seed=meta["seed"],
@@ -269,40 +303,67 @@ def read_snapshot(data: bytes | bytearray, make_palace: Callable[..., Any]) -> A
     bm25 = {name[2:]: value for name, value in a.items() if name.startswith("t.")}
     bm25["vocab"] = _read_texts(bm25.pop("vocab.offsets"), bm25.pop("vocab.block"))
     palace.text_index = BM25Index.from_state({**meta["bm25"], **bm25})
-    where = "snapshot"
-    palace.kg = KnowledgeGraph.from_json(palace, meta["kg"], f"{where}.kg")
-    palace.conversations = Conversations.restore(palace, meta["conversations"])
-    palace.provenance = Provenance.from_json(palace, meta["provenance"], f"{where}.provenance")
-    palace.diaries = Diaries.from_json(palace, meta["diaries"], f"{where}.diaries")
+    for name in SECTIONS:
+        raw = a.get(f"s.{name}")
+        if raw is None:  # version 1: the section is in the header
+            setattr(palace, name, _make_section(palace, name, meta[name]))
+        else:
+            setattr(palace, name, Later(_maker(palace, name, raw), memoryview(raw)))
     return palace
+
+
+def _make_section(palace: Any, name: str, value: Any) -> Any:
+    """Return section ``name`` made from its palace-JSON form ``value``: conversations as
+    this palazzo wrote them (no checks: the file passed its checksum), the others through
+    their readers."""
+    where = f"snapshot.{name}"
+    if name == "conversations":
+        return Conversations.restore(palace, value)
+    kinds = {"kg": KnowledgeGraph, "provenance": Provenance, "diaries": Diaries}
+    return kinds[name].from_json(palace, value, where)
+
+
+def _maker(palace: Any, name: str, raw: np.ndarray) -> Callable[[], Any]:
+    def make() -> Any:
+        try:
+            value = json.loads(raw.tobytes())
+        except ValueError as err:
+            raise SnapshotDamaged(f"the snapshot's {name} section is not JSON: {err}") \
+                from None
+        return _make_section(palace, name, value)
+    return make
+
+
+def _view(array: np.ndarray, dtype: Any) -> np.ndarray:
+    """Return ``array`` as ``dtype``: itself (a view of the snapshot) when it already is,
+    else a converted copy (int64 indices on wasm32, where np.intp is int32)."""
+    return array.astype(dtype, copy=False)
 
 
 def _read_drawers(meta: dict[str, Any], a: dict[str, np.ndarray], made: DrawerStore
                   ) -> DrawerStore:
     n = len(a["d.alive"])
-    s = DrawerStore(meta["dim"], capacity=max(n, 1))
+    s = DrawerStore(meta["dim"], capacity=1)
     s.size = n
-    s.alive[:n] = a["d.alive"]
-    s.has_vector[:n] = a["d.has_vector"]
-    s.vectors[:n] = a["d.vectors"]
-    for name in DRAWER_FLOATS:
-        s.columns[name][:n] = a[f"d.{name}"]
+    s.alive = _view(a["d.alive"], bool)
+    s.has_vector = _view(a["d.has_vector"], bool)
+    s.vectors = _view(a["d.vectors"], np.float32)
+    s.columns = {name: _view(a[f"d.{name}"], np.float64) for name in DRAWER_FLOATS}
     s.free = a["d.free"].tolist()
     ids = _read_texts(a["d.ids.offsets"], a["d.ids.block"])
     alive = a["d.alive"].tolist()
     s.ids = [i if live else None for i, live in zip(ids, alive, strict=True)]
     s.row_of = {i: row for row, (i, live) in enumerate(zip(ids, alive, strict=True)) if live}
-    s.content = _read_texts(a["d.content.offsets"], a["d.content.block"])
-    s.key = _read_texts(a["d.key.offsets"], a["d.key.block"])
+    s.content = TextColumn(a["d.content.offsets"], a["d.content.block"])
+    s.key = TextColumn(a["d.key.offsets"], a["d.key.block"])
     for name, values in meta["tables"].items():
         setattr(s, name, [values[c] for c in a[f"d.{name}"].tolist()])
     s.aliases = dict(meta["aliases"])
-    c = ChunkTable(s.dim, capacity=max(len(a["c.alive"]), 1))
-    m = len(a["c.alive"])
-    c.size = m
-    c.vectors[:m] = a["c.vectors"]
-    c.drawer_row[:m] = a["c.drawer_row"]
-    c.alive[:m] = a["c.alive"]
+    c = ChunkTable(s.dim, capacity=1)
+    c.size = len(a["c.alive"])
+    c.vectors = _view(a["c.vectors"], np.float32)
+    c.drawer_row = _view(a["c.drawer_row"], np.intp)
+    c.alive = _view(a["c.alive"], bool)
     c.free = a["c.free"].tolist()
     slots = a["c.of_row.slots"].tolist()
     at = 0
@@ -317,7 +378,7 @@ def _read_drawers(meta: dict[str, Any], a: dict[str, np.ndarray], made: DrawerSt
         # The palace was made with another embedder: its vectors are not these.
         s.dim = made.dim
         s.vectors = np.zeros((s.capacity, made.dim), dtype=np.float32)
-        s.has_vector[:] = False
+        s.has_vector = np.zeros(s.capacity, dtype=bool)
         s.chunks = ChunkTable(made.dim)
         s.fingerprint, s.embedder_name = made.fingerprint, made.embedder_name
     return s
@@ -327,30 +388,12 @@ def _read_edges(meta: dict[str, Any], a: dict[str, np.ndarray]) -> EdgeTable:
     n = len(a["e.alive"])
     nodes = _read_texts(a["e.nodes.offsets"], a["e.nodes.block"])
     kinds = [EdgeKind(k) for k in meta["kinds"]]
-    e = EdgeTable()
-    codes = a["e.kind"].tolist()
-    e.kind = [kinds[k] for k in codes]
-    e.src = [nodes[i] for i in a["e.src"].tolist()]
-    e.dst = [nodes[i] for i in a["e.dst"].tolist()]
-    e.props = [{} for _ in range(n)]
+    props: list[dict[str, Any]] = [{} for _ in range(n)]
     for i, p in meta["props"].items():
-        e.props[int(i)] = p
-    e.alive = np.zeros(max(n, 16), dtype=bool)
-    e.alive[:n] = a["e.alive"]
-    e.columns = {}
-    for name in EDGE_FLOATS:
-        column = np.zeros(max(n, 16), dtype=np.float64)
-        column[:n] = a[f"e.{name}"]
-        e.columns[name] = column
-    out: dict[str, list[int]] = {}
-    inc: dict[str, list[int]] = {}
-    index = {}
-    values = [k.value for k in kinds]
-    src_all, dst_all = e.src, e.dst
-    for i in np.flatnonzero(a["e.alive"]).tolist():
-        src, dst = src_all[i], dst_all[i]
-        out.setdefault(src, []).append(i)
-        inc.setdefault(dst, []).append(i)
-        index[(values[codes[i]], src, dst)] = i
-    e.out, e.inc, e.index = out, inc, index
-    return e
+        props[int(i)] = p
+    return EdgeTable.from_columns(
+        kind=[kinds[k] for k in a["e.kind"].tolist()],
+        src=[nodes[i] for i in a["e.src"].tolist()],
+        dst=[nodes[i] for i in a["e.dst"].tolist()],
+        props=props, alive=_view(a["e.alive"], bool),
+        columns={name: _view(a[f"e.{name}"], np.float64) for name in EDGE_FLOATS})

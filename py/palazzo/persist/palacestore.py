@@ -193,7 +193,8 @@ class PalaceStore:
         return palace
 
     def _load_snapshot(self, gen: int) -> Palace | None:
-        data = self.space.read(snapshot_name(gen))
+        # A buffer of our own: the snapshot's arrays become the palace's without a copy.
+        data = self.space.load(snapshot_name(gen))
         if data is None:
             return None
         self._snapshot_bytes = len(data)
@@ -202,7 +203,7 @@ class PalaceStore:
                 return snapshot.read_snapshot(data, self._make_bare)
             # A palace JSON snapshot (before the columnar format): read, and written in the
             # columnar format at the next compaction.
-            found = journal.scan(data)
+            found = journal.scan(bytes(data))
             if len(found.records) != 1 or found.problem or found.records[0].op != "snapshot":
                 return None
             return read_palace(found.records[0].args, self._make_bare)

@@ -13,6 +13,7 @@ machine).
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 from pathlib import Path
@@ -40,6 +41,7 @@ class Space(Protocol):
 
     def names(self) -> list[str]: ...
     def read(self, name: str) -> bytes | None: ...
+    def load(self, name: str) -> bytearray | mmap.mmap | None: ...
     def write(self, name: str, data: bytes | list[memoryview]) -> None: ...
     def append(self, name: str, data: bytes) -> None: ...
     def truncate(self, name: str, size: int) -> None: ...
@@ -72,6 +74,12 @@ class MemorySpace:
         """Return the file's bytes, or None when it does not exist."""
         data = self.files.get(name)
         return None if data is None else bytes(data)
+
+    def load(self, name: str) -> bytearray | None:
+        """Return a copy of the file's bytes the caller may change (a snapshot's arrays are
+        then the palace's own, without a copy an array), or None when it does not exist."""
+        data = self.files.get(name)
+        return None if data is None else bytearray(data)
 
     def write(self, name: str, data: bytes | list[memoryview]) -> None:
         """Replace the file with ``data`` (bytes, or byte pieces one after the other)."""
@@ -170,6 +178,33 @@ class DirectorySpace:
             return None
         except OSError as err:
             raise StorageError(f"cannot read {self._file(name)}: {err.strerror}") from None
+
+    def load(self, name: str) -> bytearray | mmap.mmap | None:
+        """Return the file's bytes in a buffer the caller may change without changing the
+        file, or None when it does not exist.
+
+        Why: a snapshot's arrays (vectors, pheromones, postings) become the palace's own
+        arrays as views of this buffer, so a big palace opens without copying them. On POSIX
+        the buffer is a private copy-on-write mapping (``mmap.ACCESS_COPY``): pages are read
+        when touched and copied only when changed, and the file may be replaced or deleted
+        meanwhile (a compaction does both). Elsewhere, or where the file cannot be mapped,
+        it is read into a new ``bytearray``. Cost: a mapping; pages as they are used."""
+        path = self._file(name)
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if os.name == "posix" and size > 0:
+                    try:
+                        return mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY)
+                    except (OSError, ValueError):
+                        pass  # a file system that cannot map: read it instead
+                data = bytearray(size)
+                got = f.readinto(data)
+                return data if got == size else bytearray(data[:got])
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise StorageError(f"cannot read {path}: {err.strerror}") from None
 
     def write(self, name: str, data: bytes | list[memoryview]) -> None:
         """Replace the file atomically: write a new temporary file (mode 0600), fsync, rename,

@@ -372,11 +372,13 @@ class BM25Index:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> BM25Index:
         """Return the index :meth:`state` described, ready to answer queries (its term-major
-        layout is taken as stored). Cost: O(terms) for the vocabulary dict plus copying the
-        arrays; no text is tokenised."""
+        layout is taken as stored). Arrays already of the index's own types are taken as
+        they are, not copied: a snapshot's views become the index's arrays (the caller gives
+        arrays the index may change). Cost: O(terms) for the vocabulary dict plus the
+        postings' row numbers and type conversions; no text is tokenised."""
         index = cls(state["k1"], state["b"], tokenizer=Tokenizer(frozenset(state["stopwords"])))
         index._vocab = {term: i for i, term in enumerate(state["vocab"])}
-        index._df = np.array(state["df"], dtype=np.intp)
+        index._df = np.asarray(state["df"], dtype=np.intp)
         m = len(state["p_term"])
         # np.intp: wasm32 NumPy refuses int64 counts in np.repeat (and indices in bincount).
         start = np.asarray(state["start"], dtype=np.intp)
@@ -386,20 +388,20 @@ class BM25Index:
         index._p_row = np.repeat(rows, stop[rows] - start[rows]).astype(np.int32)
         if len(index._p_row) != m:
             raise ValueError("the index's rows do not cover its postings")
-        index._p_term = np.array(state["p_term"], dtype=np.int32)
-        index._p_tf = np.array(state["p_tf"], dtype=np.int32)
+        index._p_term = np.asarray(state["p_term"], dtype=np.int32)
+        index._p_tf = np.asarray(state["p_tf"], dtype=np.int32)
         index._p_live = np.ones(m, dtype=bool)
         index._p_len, index._p_dead = m, 0
         cap = len(state["present"])
         index._capacity = cap
-        index._start = np.array(state["start"], dtype=np.intp)
-        index._stop = np.array(state["stop"], dtype=np.intp)
-        index._dl = np.array(state["dl"], dtype=np.float64)
-        index._present = np.array(state["present"], dtype=bool)
+        index._start = start
+        index._stop = stop
+        index._dl = np.asarray(state["dl"], dtype=np.float64)
+        index._present = np.asarray(state["present"], dtype=bool)
         index._n_docs = int(state["n_docs"])
         index._total_len = int(state["total_len"])
-        index._snap = (np.array(state["snap_indptr"], dtype=np.intp),
-                       np.array(state["snap_order"], dtype=np.intp))
+        index._snap = (np.asarray(state["snap_indptr"], dtype=np.intp),
+                       np.asarray(state["snap_order"], dtype=np.intp))
         index._snap_kind = "numpy"
         index._snap_len = m
         index._snap_terms = len(index._vocab)

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from palazzo.core.columns import DrawerStore, EdgeTable
 from palazzo.core.model import EdgeKind
@@ -74,3 +75,34 @@ def test_chunk_rows_are_freed_reused_and_scored_by_the_best_chunk():
     assert sorted(store.chunks.of_row[1]) == [0, 1, 4]  # freed slots first, then growth
     store.set_vector(1, e0)  # a single vector replaces the chunks
     assert 1 not in store.chunks.of_row and len(store.chunks) == 2
+
+
+def test_a_text_column_decodes_each_text_when_asked_and_takes_writes():
+    from palazzo.core.columns import TextColumn
+
+    texts = ["café", "", "naïve 日本", "last"]
+    raw = [t.encode() for t in texts]
+    offsets = np.cumsum([0, *map(len, raw)])
+    column = TextColumn(offsets, np.frombuffer(b"".join(raw), np.uint8))
+    assert len(column) == 4 and column[2] == "naïve 日本" and column[-1] == "last"
+    column[0] = "changed"
+    column.append("new")
+    assert list(column) == ["changed", "", "naïve 日本", "last", "new"]
+    assert column == ["changed", "", "naïve 日本", "last", "new"]
+    with pytest.raises(IndexError):
+        column[5]
+    empty = TextColumn(np.zeros(1, np.int64), np.zeros(0, np.uint8))
+    assert len(empty) == 0 and list(empty) == []
+
+
+def test_edges_read_as_columns_build_their_adjacency_when_first_walked():
+    edges = EdgeTable()
+    a = edges.add(EdgeKind.HALL, "r1", "r2")
+    b = edges.add(EdgeKind.TUNNEL, "r1", "r3")
+    edges.remove(a)
+    read = EdgeTable.from_columns(list(edges.kind), list(edges.src), list(edges.dst),
+                                  [dict(p) for p in edges.props], edges.alive[:2].copy(),
+                                  {k: v[:2].copy() for k, v in edges.columns.items()})
+    assert read.touching("r1") == [b] and read.find(EdgeKind.HALL, "r1", "r2") is None
+    c = read.add(EdgeKind.HALL, "r2", "r3")  # grows past the capacity it was read with
+    assert c == 2 and read.out["r2"] == [c] and len(read) == 2

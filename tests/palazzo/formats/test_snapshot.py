@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from palazzo import bind, call
+from palazzo.core import columns
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import ImportRejected, SnapshotDamaged
 from palazzo.formats import snapshot
@@ -104,7 +105,43 @@ def test_any_damage_is_refused_whole():
 
 def test_a_newer_version_is_refused_as_such_not_as_damage():
     meta, arrays = snapshot.unpack(snapshot.write_snapshot(make()))
-    with mock.patch.object(snapshot, "VERSION", 2):  # a whole file, written by a newer palazzo
+    with mock.patch.object(snapshot, "VERSION", 3):  # a whole file, written by a newer palazzo
         patched = snapshot.pack(meta, arrays)
-    with pytest.raises(ImportRejected, match="version 2 is not read here"):
+    with pytest.raises(ImportRejected, match="version 3 is not read here"):
         snapshot.read_snapshot(patched, make)
+
+
+def test_opening_leaves_sections_texts_and_adjacency_unread_until_used():
+    palace = rich_palace()
+    data = snapshot.write_snapshot(palace)
+    again = snapshot.read_snapshot(data, make)
+    assert all(again.unread(name) is not None for name in snapshot.SECTIONS)
+    assert all(x is columns._UNREAD for x in again.drawers.content._items)  # none decoded
+    assert again.edges._out is None
+    # a compaction of an untouched palace stores each section's bytes as they were read
+    _, before = snapshot.unpack(data)
+    _, after = snapshot.unpack(snapshot.write_snapshot(again))
+    for name in snapshot.SECTIONS:
+        assert after[f"s.{name}"].tobytes() == before[f"s.{name}"].tobytes()
+    # each is made on first use, and is then what the original's was
+    assert again.conversations.to_json() == palace.conversations.to_json()
+    assert again.unread("conversations") is None and again.unread("kg") is not None
+    assert again.kg.to_json() == palace.kg.to_json()
+    assert again.edges.out == palace.edges.out and again.edges._out is not None
+
+
+def test_the_palace_owns_the_buffer_it_was_read_from_and_bytes_are_never_changed():
+    palace = rich_palace()
+    data = bytes(snapshot.write_snapshot(palace))
+    buffer = bytearray(data)
+    viewed = snapshot.read_snapshot(buffer, make)  # a writable buffer: its arrays are views
+    assert np.shares_memory(viewed.drawers.vectors, np.frombuffer(buffer, np.uint8))
+    copied = snapshot.read_snapshot(data, make)  # read-only bytes: copied once, never changed
+    for p in (viewed, copied):
+        ids = [d["id"] for d in call(p, "list_drawers", {"limit": 1000})["drawers"]]
+        call(p, "pheromone_deposit", {"drawer_ids": ids[:3], "reward": 1.0})
+        call(p, "delete_drawer", {"drawer_id": ids[4]})
+        call(p, "add_drawer", {"wing": "garden", "room": "new", "content": "Fresh text."})
+    assert bytes(buffer) != data and export_palace(viewed, exported_at=0.0) == \
+        export_palace(copied, exported_at=0.0)
+    snapshot.unpack(data)  # still whole

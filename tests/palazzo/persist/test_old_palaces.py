@@ -48,3 +48,23 @@ def test_its_next_compaction_writes_the_columnar_snapshot_which_opens_the_same()
     assert snapshot.is_snapshot(store.space.read(name))
     again = PalaceStore(store.space, lambda **kw: Palace(embedder=HashEmbedder(dim=16), **kw))
     assert export_palace(again.palace, vectors=None, exported_at=0.0) == EXPECTED["export"]
+
+
+def test_a_version_1_columnar_snapshot_opens_to_the_same_palace():
+    """``palace-4200040``: the palace above, opened and compacted by palazzo at commit
+    4200040, whose columnar snapshot (version 1) held the knowledge graph, conversations,
+    provenance and diaries in its header; version 2 holds them as byte arrays."""
+    space = MemorySpace()
+    for path in sorted((DATA / "palace-4200040").iterdir()):
+        space.write(path.name, path.read_bytes())
+    meta, _ = snapshot.unpack(space.read("snapshot-00000003.pz"))
+    assert "conversations" in meta  # it is a version 1 file
+    store = PalaceStore(space, lambda **kw: Palace(embedder=HashEmbedder(dim=16), **kw))
+    assert store.status.problem is None and not store.status.read_only
+    assert export_palace(store.palace, vectors=None, exported_at=0.0) == EXPECTED["export"]
+    assert store.call("verify_token", {"bundle": EXPECTED["bundle"]})["valid"] is True
+    store.compact()  # written again as version 2, the same palace
+    again = PalaceStore(space, lambda **kw: Palace(embedder=HashEmbedder(dim=16), **kw))
+    meta, arrays = snapshot.unpack(space.read(f"snapshot-{again.status.generation:08d}.pz"))
+    assert "conversations" not in meta and "s.conversations" in arrays
+    assert export_palace(again.palace, vectors=None, exported_at=0.0) == EXPECTED["export"]

@@ -213,3 +213,20 @@ def test_reload_boots_the_open_palace_from_what_storage_kept():
     root.unlock("p")
     again.open_palace("p")
     assert sorted(texts(again)) == ["after", "kept"]
+
+
+@pytest.mark.parametrize("root_kind", ["memory", "directory"])
+def test_a_loaded_file_is_the_callers_to_change_and_outlives_its_replacement(tmp_path,
+                                                                             root_kind):
+    root = MemoryRoot() if root_kind == "memory" else DirectoryRoot(tmp_path)
+    s = root.space("p", create=True)
+    assert s.load("a") is None
+    s.write("a", b"snapshot bytes")
+    s.write("empty", b"")
+    buffer = s.load("a")
+    assert bytes(buffer) == b"snapshot bytes" and bytes(s.load("empty")) == b""
+    buffer[0:8] = b"SNAPSHOT"  # the palace's arrays change; the file does not
+    assert s.read("a") == b"snapshot bytes"
+    s.write("a", b"the next one")  # a compaction replaces the file, then deletes it
+    s.delete("a")
+    assert bytes(buffer) == b"SNAPSHOT bytes"
