@@ -23,7 +23,8 @@ import numpy as np
 from palazzo.retrieval.bm25 import ENGLISH_STOPWORDS, tokenize
 
 TRIGRAM_WEIGHT = 0.5
-# Bounds the per-instance memo of feature -> (bucket, sign); it is cleared when full.
+# Bounds the per-instance memos (feature -> bucket and sign, term -> trigrams); each is
+# cleared when full.
 _MEMO_LIMIT = 1 << 17
 
 
@@ -59,41 +60,81 @@ class HashEmbedder:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         self.dim = dim
-        self._memo: dict[str, tuple[int, float]] = {}
+        # feature -> its code, an index into _slot (bucket) and _weight (signed weight)
+        self._memo: dict[str, int] = {}
+        self._slot: list[int] = []
+        self._weight: list[float] = []
+        self._grams: dict[str, list[str]] = {}  # term -> its trigram feature keys
 
     @property
     def fingerprint(self) -> str:
         """``hash-{dim}-v1``: changes only if the dimension or the feature recipe does."""
         return f"hash-{self.dim}-v1"
 
-    def _bucket(self, feature: str) -> tuple[int, float]:
-        hit = self._memo.get(feature)
-        if hit is None:
-            if len(self._memo) >= _MEMO_LIMIT:
-                self._memo.clear()
-            h = feature_hash(feature)
-            # The bucket takes the low bits (mod dim), the sign the top bit: independent.
-            hit = self._memo[feature] = (h % self.dim, -1.0 if h >> 63 else 1.0)
-        return hit
+    def _code(self, feature: str) -> int:
+        """Return the memo code of ``feature``: its index in ``_slot`` (bucket) and
+        ``_weight`` (``±1`` from the hash's top bit times 1 for a word, TRIGRAM_WEIGHT for a
+        trigram: a power of two, so folding it in here changes no bit of the result). The
+        bucket takes the hash's low bits (mod dim), the sign its top bit: independent."""
+        h = feature_hash(feature)
+        weight = 1.0 if feature[0] == "w" else TRIGRAM_WEIGHT
+        code = self._memo[feature] = len(self._slot)
+        self._slot.append(h % self.dim)
+        self._weight.append(-weight if h >> 63 else weight)
+        return code
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Return a (len(texts), dim) float32 array of unit rows (zero rows for no terms)."""
+        """Return a (len(texts), dim) float32 array of unit rows (zero rows for no terms).
+
+        The features of all texts are gathered first, then summed into their buckets by one
+        ``np.bincount`` (a text's features in the same order as one text at a time, so every
+        bucket adds up bit for bit as before). Cost: O(total length) for the features, a dict
+        lookup a feature seen before, one BLAKE2b a new one, and O(len(texts) · dim)."""
         if isinstance(texts, str):
             raise TypeError("embed takes a sequence of texts, not one string")
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        n, dim = len(texts), self.dim
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._memo.clear()
+            self._slot.clear()
+            self._weight.clear()
+        memo, code = self._memo, self._code
+        codes: list[int] = []
+        counts: list[int] = []
+        sizes = np.zeros(n, dtype=np.intp)
         for i, text in enumerate(texts):
-            feats = features(text)
-            if not feats:
-                continue
-            keys = list(feats)
-            slots = [self._bucket(f) for f in keys]
-            idx = np.fromiter((b for b, _ in slots), dtype=np.intp, count=len(keys))
-            sign = np.fromiter((s for _, s in slots), dtype=np.float64, count=len(keys))
-            count = np.fromiter(feats.values(), dtype=np.float64, count=len(keys))
-            is_word = np.fromiter((f[0] == "w" for f in keys), dtype=bool, count=len(keys))
-            val = sign * (1.0 + np.log(count)) * np.where(is_word, 1.0, TRIGRAM_WEIGHT)
-            vec = np.bincount(idx, weights=val, minlength=self.dim)
+            feats = self._features(text)
+            codes += [memo[f] if f in memo else code(f) for f in feats]
+            counts += feats.values()
+            sizes[i] = len(feats)
+        at = np.asarray(codes, dtype=np.intp)
+        slot = np.asarray(self._slot, dtype=np.intp)[at]
+        val = np.asarray(self._weight, dtype=np.float64)[at] * \
+            (1.0 + np.log(np.asarray(counts, dtype=np.float64)))
+        rows = np.repeat(np.arange(n, dtype=np.intp), sizes)
+        sums = np.bincount(rows * dim + slot, weights=val, minlength=n * dim).reshape(n, dim)
+        out = np.zeros((n, dim), dtype=np.float32)
+        for i in np.flatnonzero(sizes).tolist():
+            vec = sums[i]
             norm = float(np.sqrt(vec @ vec))
             if norm > 0.0:
                 out[i] = vec / norm
         return out
+
+    def _features(self, text: str) -> Counter[str]:
+        """Return :func:`features` of ``text``, the same counts in the same order (so sums
+        add up in the same order, bit for bit), with each term's trigram keys remembered.
+        Cost: O(terms) dict lookups for terms seen before."""
+        terms = tokenize(text, ENGLISH_STOPWORDS)
+        feats = Counter(["w:" + t for t in terms])
+        grams = self._grams
+        if len(grams) >= _MEMO_LIMIT:
+            grams.clear()
+        flat: list[str] = []
+        for t in terms:
+            keys = grams.get(t)
+            if keys is None:
+                padded = f"<{t}>"
+                keys = grams[t] = ["c:" + padded[j : j + 3] for j in range(len(padded) - 2)]
+            flat += keys
+        feats.update(flat)
+        return feats

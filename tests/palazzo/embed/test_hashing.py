@@ -81,3 +81,19 @@ def test_rejects_bad_arguments():
         HashEmbedder(dim=0)
     with pytest.raises(TypeError):
         HashEmbedder().embed("one string")
+
+
+def test_remembered_features_give_the_same_vectors_as_fresh_ones(monkeypatch):
+    from palazzo.embed import hashing
+
+    texts = ["The cat sat on the mat", "cats and mats", "", "naïve café 日本語 the cat",
+             "mat " * 50, "A dog. A cat. A cow."]
+    fresh = np.vstack([HashEmbedder().embed([t]) for t in texts])
+    emb = HashEmbedder()
+    assert [emb._features(t) for t in texts] == [features(t) for t in texts]
+    np.testing.assert_array_equal(emb.embed(texts), fresh)
+    monkeypatch.setattr(hashing, "_MEMO_LIMIT", 5)  # the memos fill and are cleared
+    small = HashEmbedder()
+    for _ in range(3):
+        np.testing.assert_array_equal(small.embed(texts), fresh)
+    assert len(small._memo) == len(small._slot) == len(small._weight)
