@@ -220,8 +220,10 @@ def _drawers(s: DrawerStore, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         arrays[f"d.{name}"] = s.columns[name][:n]
     arrays["d.free"] = np.asarray(s.free, dtype=np.int64)
     for name in ("ids", "content", "key"):
-        arrays[f"d.{name}.offsets"], arrays[f"d.{name}.block"] = _texts(
-            [v or "" for v in getattr(s, name)])
+        column = getattr(s, name)
+        arrays[f"d.{name}.offsets"], arrays[f"d.{name}.block"] = (
+            column.encoded() if isinstance(column, TextColumn)
+            else _texts([v or "" for v in column]))
     tables = {}
     for name in ("wing", "room", "closet", "source", "source_file"):
         arrays[f"d.{name}"], tables[name] = _codes(getattr(s, name))

@@ -106,3 +106,22 @@ def test_edges_read_as_columns_build_their_adjacency_when_first_walked():
     assert read.touching("r1") == [b] and read.find(EdgeKind.HALL, "r1", "r2") is None
     c = read.add(EdgeKind.HALL, "r2", "r3")  # grows past the capacity it was read with
     assert c == 2 and read.out["r2"] == [c] and len(read) == 2
+
+
+def test_a_text_column_encodes_to_the_block_it_was_read_from_plus_what_changed():
+    from palazzo.core.columns import TextColumn
+
+    texts = ["café", "", "naïve 日本", "last"]
+    raw = [t.encode() for t in texts]
+    offsets = np.cumsum([0, *map(len, raw)])
+    block = np.frombuffer(b"".join(raw), np.uint8)
+    column = TextColumn(offsets, block)
+    assert column[0] == "café"  # read, not written: still the block it came from
+    same_offsets, same_block = column.encoded()
+    assert same_offsets is offsets and np.shares_memory(same_block, block)
+    column[2] = "ünïcode"
+    column.append("new")
+    new_offsets, new_block = column.encoded()
+    expected = ["café", "", "ünïcode", "last", "new"]
+    assert new_block.tobytes() == "".join(expected).encode()
+    assert new_offsets.tolist() == np.cumsum([0, *(len(t.encode()) for t in expected)]).tolist()
