@@ -8,6 +8,7 @@ repository root when missing (or when ``pyproject.toml`` changed), installs pala
     python3 py/tasks.py test [args]  build the site and run the whole pytest suite
     python3 py/tasks.py build        build the site into dist/
     python3 py/tasks.py bench-boot   measure page boot stages in Chromium
+    python3 py/tasks.py bench-browser-scale   boot and search a 20k-drawer palace in Chromium
 """
 
 from __future__ import annotations

@@ -145,7 +145,11 @@ async function boot() {
     const names = await storage.list();
     const name = names.length ? names[0] : host.FIRST_PALACE;
     const writable = await PalaceStorage.acquire(name);
+    // Reading the palace's files is timed apart from booting it (benchmarks; boot.js skips
+    // stages the page does not list).
+    stage("palace-read", "start");
     const files = names.length ? await storage.readAll(name) : null;
+    stage("palace-read", "done");
     bridge = host.start_engine(storage.kind, names, writable, names.length ? name : null, files);
     await flush();
     // Changes the interface makes are written as they happen; it waits for palazzoFlush
@@ -179,10 +183,16 @@ async function boot() {
     current = "deferred";
     stage("deferred", "start", build.deferred_packages.join(", "));
     await pyodide.loadPackage(build.deferred_packages, quiet);
-    const weights = await fetch(new URL("vendor/models/minilm/minilm.npz", SITE));
-    if (!weights.ok) throw new Error(`MiniLM weights: HTTP ${weights.status}`);
-    const bytes = new Uint8Array(await weights.arrayBuffer());
-    await serial(async () => { host.attach_embedder(bridge, bytes).destroy(); await flush(); });
+    if (new URLSearchParams(self.location.search).get("embedder") === "hash") {
+      // ?embedder=hash: no model, and a palace the command line made with the hash embedder
+      // keeps its vectors (benchmarks; see docs/browser.md).
+      await serial(async () => { host.attach_hash_embedder(bridge).destroy(); await flush(); });
+    } else {
+      const weights = await fetch(new URL("vendor/models/minilm/minilm.npz", SITE));
+      if (!weights.ok) throw new Error(`MiniLM weights: HTTP ${weights.status}`);
+      const bytes = new Uint8Array(await weights.arrayBuffer());
+      await serial(async () => { host.attach_embedder(bridge, bytes).destroy(); await flush(); });
+    }
     // Drawers without a vector (a new palace, or embedding a reload interrupted) are embedded
     // a step at a time; calls and clicks are answered between steps.
     for (;;) {

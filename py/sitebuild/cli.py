@@ -44,6 +44,12 @@ def _bench_boot(args) -> int:
     return subprocess.run(cmd, cwd=ROOT).returncode
 
 
+def _bench_browser_scale(args) -> int:
+    site.build(ROOT, DIST, CACHE)
+    cmd = [sys.executable, str(ROOT / "tests" / "bench" / "browser_scale.py"), *args.rest]
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
 def _pin(args) -> int:
     manifest.pin(ROOT / "assets.lock.json")
     return 0
@@ -61,12 +67,15 @@ def main(argv: list[str]) -> int:
     )
     b.set_defaults(fn=_build)
     sub.add_parser("start", help="build, then serve on 127.0.0.1:$PORT").set_defaults(fn=_start)
-    # These two pass every further argument on (to pytest, to the benchmark).
+    # These pass every further argument on (to pytest, to the benchmarks).
     sub.add_parser("test", help="build, then run pytest").set_defaults(fn=_test)
     sub.add_parser("bench-boot", help="build, then time page boots").set_defaults(fn=_bench_boot)
+    sub.add_parser(
+        "bench-browser-scale", help="build, then boot and search a 20k palace in Chromium"
+    ).set_defaults(fn=_bench_browser_scale)
     sub.add_parser("pin", help="fill in unpinned manifest entries").set_defaults(fn=_pin)
     args, rest = parser.parse_known_args(argv)
-    if rest and args.task not in ("test", "bench-boot"):
+    if rest and args.task not in ("test", "bench-boot", "bench-browser-scale"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.rest = rest
     try:

@@ -192,7 +192,24 @@ def attach_embedder(bridge: Bridge, weights: Any) -> dict[str, Any]:
     from palazzo.embed.minilm import MiniLMEmbedder
 
     data = weights.to_bytes() if hasattr(weights, "to_bytes") else bytes(weights)
-    embedder = CachedEmbedder(MiniLMEmbedder(data))
+    return _attach(bridge, CachedEmbedder(MiniLMEmbedder(data)))
+
+
+def attach_hash_embedder(bridge: Bridge) -> dict[str, Any]:
+    """Give the open palace (and every palace opened later) the feature-hashing embedder
+    instead of MiniLM; return {"missing": drawers still without a vector}, as
+    :func:`attach_embedder` does.
+
+    For the page's ``?embedder=hash``: no weights to fetch, and a palace made by the command
+    line with ``--embedder hash`` keeps its vectors (same fingerprint) instead of being
+    embedded again with MiniLM, which takes hours for thousands of drawers in Pyodide.
+    """
+    from palazzo.embed import registry
+
+    return _attach(bridge, registry.make("hash"))
+
+
+def _attach(bridge: Bridge, embedder: Any) -> dict[str, Any]:
     bridge.hooks.embedder = embedder
     if bridge.library.store is None:
         return {"missing": 0}

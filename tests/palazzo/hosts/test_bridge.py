@@ -91,6 +91,19 @@ def test_the_worker_reopens_its_boot_palace_without_losing_the_lock():
     assert worker.read_only_palace(bridge) is None
 
 
+def test_the_worker_s_hash_embedder_keeps_the_vectors_it_made():
+    # ?embedder=hash: a palace embedded with the hash embedder (as the command line's
+    # --embedder hash does) is not embedded again when the worker attaches it once more.
+    worker, bridge = worker_engine()
+    drawers = bridge.call("palace_status")["drawers"]
+    assert worker.attach_hash_embedder(bridge)["missing"] == drawers > 0
+    while worker.embed_step(bridge, limit=64)["remaining"]:
+        pass
+    assert bridge.call("palace_status")["embedded"] == drawers
+    assert worker.attach_hash_embedder(bridge) == {"missing": 0}
+    assert bridge.call("search", {"query": "roses", "mode": "vector"})["results"]
+
+
 def test_the_worker_gives_back_the_lock_of_a_palace_it_leaves_or_does_not_open():
     worker, bridge = worker_engine()
     first = bridge.call("list_palaces")["open"]
