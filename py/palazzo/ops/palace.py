@@ -41,6 +41,8 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
         "created_at": palace.created_at,
         **palace.counts(),
         "embedded": int(store.has_vector[: store.size].sum()),
+        # vectors of the windows long drawers are cut into (each also has its own vector)
+        "chunk_vectors": len(store.chunks),
         "embedder": None if emb is None else {"name": emb.name, "dim": emb.dim,
                                               "fingerprint": emb.fingerprint},
         "engine": {

@@ -220,3 +220,16 @@ def test_metadata_and_goals_have_limits_in_their_schemas():
     with pytest.raises(ValidationError, match="goal"):
         call(p, "run_swarm", {"goal": "g" * 10_001})
     assert p.counts()["drawers"] == 0 and p.counts()["wings"] == 0
+
+
+def test_status_counts_the_chunk_vectors_of_long_drawers():
+    from palazzo.embed.hashing import HashEmbedder
+    from palazzo.palace import Palace
+
+    p = Palace(embedder=HashEmbedder(dim=16), chunk_size=120)
+    call(p, "add_drawer", {"wing": "w", "room": "r", "content": "short"})
+    assert call(p, "palace_status")["chunk_vectors"] == 0
+    long_text = " ".join(f"Sentence {i} about pears." for i in range(30))
+    call(p, "add_drawer", {"wing": "w", "room": "r", "content": long_text})
+    status = call(p, "palace_status")
+    assert status["embedded"] == 2 and status["chunk_vectors"] == len(p.drawers.chunks) > 2
