@@ -101,7 +101,10 @@ def test_cli_scale_measures_every_step(tmp_path):
     r = json.loads(out.read_text())
     assert r["import"]["exit"] == 0 and not r["import"]["timed_out"]
     assert r["counts"]["drawers"] == 120 and r["counts"]["edges"] > 0
-    assert r["palace_bytes"]["total"] > 0
+    b = r["palace_bytes"]
+    assert b["total"] == sum(b["files"].values()) > r["export"]["text_bytes"]
+    assert b["text_and_all_vectors"] == b["text_and_vectors"] + b["chunk_vectors"] * 384 * 4
+    assert b["ratio"] >= b["ratio_all_vectors"] > 0
     for step in ("cold_open", "cold_status", "cold_search"):
         assert r[step]["exit"] == 0 and r[step]["seconds"] > 0 and r[step]["peak_rss_mb"] > 0
     assert r["cold_search"]["hits"] > 0
