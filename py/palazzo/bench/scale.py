@@ -26,7 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,24 @@ def _child(argv: Sequence[str], log: Path, timeout: float | None = None) -> dict
 
 def _palazzo(*args: str) -> list[str]:
     return [sys.executable, "-m", "palazzo", *args]
+
+
+@contextmanager
+def scratch(prefix: str, workdir: Path | None, keep: bool,
+            result: dict[str, Any]) -> Iterator[Path]:
+    """Yield a new temporary folder (under ``workdir`` when given, made if missing) for a
+    benchmark's exports and palaces; afterwards it is deleted, or with ``keep`` left in place
+    and named in ``result["kept"]``. Cost: one folder; deleting what was written there."""
+    if workdir is not None:
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir=workdir))
+    try:
+        yield base
+    finally:
+        if keep:
+            result["kept"] = str(base)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def _bytes(folder: Path) -> dict[str, int]:
@@ -175,10 +194,7 @@ def run(messages: int, embedder_name: str, embedder: Any, *, seed: int = 0,
     steps = 6
     result: dict[str, Any] = {"benchmark": "scale", "messages": messages, "seed": seed,
                               "embedder": embedder_name, "machine": _machine()}
-    if workdir is not None:
-        Path(workdir).mkdir(parents=True, exist_ok=True)
-    base = Path(tempfile.mkdtemp(prefix="palazzo-scale-", dir=workdir))
-    try:
+    with scratch("palazzo-scale-", workdir, keep, result) as base:
         export, palace = base / "conversations.json", base / "palace"
         t0 = time.perf_counter()
         conversations, stats = exportgen.make_export(messages, seed)
@@ -245,8 +261,3 @@ def run(messages: int, embedder_name: str, embedder: Any, *, seed: int = 0,
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         tick(6, steps)
         return result
-    finally:
-        if keep:
-            result["kept"] = str(base)
-        else:
-            shutil.rmtree(base, ignore_errors=True)

@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from palazzo.bench.exportgen import WORDS
-from palazzo.bench.scale import _bytes, _child, _machine, _palazzo
+from palazzo.bench.scale import _bytes, _child, _machine, _palazzo, scratch
 
 EMBEDDER = "hash"  # the point is structure, not embedding time
 VOCABULARY = WORDS["en"].split()
@@ -112,10 +110,7 @@ def run(rooms: int = 2000, files: int = 5000, *, seed: int = 0, timeout: float |
     tick = progress or (lambda done, total: None)
     result: dict[str, Any] = {"benchmark": "structure", "rooms": rooms, "files": files,
                               "seed": seed, "embedder": EMBEDDER, "machine": _machine()}
-    if workdir is not None:
-        Path(workdir).mkdir(parents=True, exist_ok=True)
-    base = Path(tempfile.mkdtemp(prefix="palazzo-structure-", dir=workdir))
-    try:
+    with scratch("palazzo-structure-", workdir, keep, result) as base:
         t0 = time.perf_counter()
         written = write_rooms(base / "rooms", rooms, seed)
         result["rooms_case"] = {"source": {"folders": rooms, "files": rooms, "bytes": written,
@@ -131,8 +126,3 @@ def run(rooms: int = 2000, files: int = 5000, *, seed: int = 0, timeout: float |
                                        timeout)}
         tick(2, 2)
         return result
-    finally:
-        if keep:
-            result["kept"] = str(base)
-        else:
-            shutil.rmtree(base, ignore_errors=True)
