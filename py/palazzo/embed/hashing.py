@@ -34,16 +34,25 @@ def feature_hash(feature: str) -> int:
     return int.from_bytes(digest, "little")
 
 
-def features(text: str) -> Counter[str]:
-    """Return the feature counts of ``text``: ``w:`` + term and ``c:`` + trigram keys.
+def features(text: str, grams: dict[str, list[str]] | None = None) -> Counter[str]:
+    """Return the feature counts of ``text``: ``w:`` + term and ``c:`` + trigram keys, words
+    first, each key where it first occurs.
 
-    The prefixes keep a word and an equal trigram (``cat``) apart. Cost: O(len(text)).
+    The prefixes keep a word and an equal trigram (``cat``) apart. ``grams`` (an embedder's
+    memo, term -> its trigram keys) is read and filled when given, so a term seen before
+    costs one lookup. Cost: O(len(text)).
     """
     terms = tokenize(text, ENGLISH_STOPWORDS)
-    feats = Counter("w:" + t for t in terms)
+    feats = Counter(["w:" + t for t in terms])
+    memo = {} if grams is None else grams
+    flat: list[str] = []
     for t in terms:
-        padded = f"<{t}>"
-        feats.update("c:" + padded[i : i + 3] for i in range(len(padded) - 2))
+        keys = memo.get(t)
+        if keys is None:
+            padded = f"<{t}>"
+            keys = memo[t] = ["c:" + padded[j : j + 3] for j in range(len(padded) - 2)]
+        flat += keys
+    feats.update(flat)
     return feats
 
 
@@ -121,20 +130,8 @@ class HashEmbedder:
         return out
 
     def _features(self, text: str) -> Counter[str]:
-        """Return :func:`features` of ``text``, the same counts in the same order (so sums
-        add up in the same order, bit for bit), with each term's trigram keys remembered.
-        Cost: O(terms) dict lookups for terms seen before."""
-        terms = tokenize(text, ENGLISH_STOPWORDS)
-        feats = Counter(["w:" + t for t in terms])
-        grams = self._grams
-        if len(grams) >= _MEMO_LIMIT:
-            grams.clear()
-        flat: list[str] = []
-        for t in terms:
-            keys = grams.get(t)
-            if keys is None:
-                padded = f"<{t}>"
-                keys = grams[t] = ["c:" + padded[j : j + 3] for j in range(len(padded) - 2)]
-            flat += keys
-        feats.update(flat)
-        return feats
+        """Return :func:`features` of ``text`` with this instance's memo of each term's
+        trigram keys (cleared when full). Cost: O(terms) lookups for terms seen before."""
+        if len(self._grams) >= _MEMO_LIMIT:
+            self._grams.clear()
+        return features(text, self._grams)
