@@ -48,6 +48,7 @@ from palazzo.core.columns import (
     DrawerStore,
     EdgeTable,
     TextColumn,
+    join_texts,
 )
 from palazzo.core.model import Agent, Closet, EdgeKind, Entity, Later, Room, Wing
 from palazzo.errors import ImportRejected, SnapshotDamaged
@@ -111,8 +112,9 @@ def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, np.ndarra
     """Return (the palace meta, the named arrays) of a snapshot; raise
     :class:`SnapshotDamaged` when the bytes are not a whole one.
 
-    The arrays are read-only views into ``data`` (the reader copies what it keeps into the
-    palace's own arrays, which grow). Cost: a CRC-32 over the file; nothing is copied."""
+    The arrays are views into ``data``, writable when ``data`` is (:func:`read_snapshot`
+    keeps them as the palace's own arrays). Cost: a CRC-32 over the file; nothing is
+    copied."""
     if len(data) < PREFIX.size or not is_snapshot(data):
         raise SnapshotDamaged("not a columnar palace snapshot")
     _, head_len, crc = PREFIX.unpack_from(data)
@@ -143,10 +145,7 @@ def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, np.ndarra
 
 def _texts(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Return (byte offsets, UTF-8 block) of a list of texts. O(total length)."""
-    data = [v.encode("utf-8") for v in values]
-    offsets = np.zeros(len(data) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)), out=offsets[1:])
-    return offsets, np.frombuffer(b"".join(data), dtype=np.uint8)
+    return join_texts([v.encode("utf-8") for v in values])
 
 
 def _read_texts(offsets: np.ndarray, block: np.ndarray) -> list[str]:
