@@ -114,16 +114,20 @@ def _add_room(palace: Palace, args: dict[str, Any]) -> Result:
 
 @operation("add_drawer",
            "Store verbatim text in a wing/room; the same text in the same room is "
-           "stored once (unless a key, such as 'file#chunk', tells them apart).",
+           "stored once (unless a key, such as 'file#chunk', tells them apart). "
+           "created_at (seconds since 1970) keeps the time of a drawer put back, "
+           "e.g. by an undo; the palace clock is used without it.",
            obj({"wing": NAME, "room": NAME, "content": TEXT, "source": OPT_TEXT,
                  "source_file": OPT_TEXT, "importance": IMPORTANCE, "closet": NAME,
-                 "key": {"type": "string", "maxLength": MAX_KEY}},
+                 "key": {"type": "string", "maxLength": MAX_KEY},
+                 "created_at": {"type": "number", "minimum": 0}},
                 ("wing", "room", "content")), mutates=True, atomic=True)
 def _add_drawer(palace: Palace, args: dict[str, Any]) -> Result:
     did, created = palace.add_drawer(
         args["wing"], args["room"], args["content"], source=args.get("source", ""),
         source_file=args.get("source_file", ""), importance=args.get("importance", 0.5),
         closet=args.get("closet"), key=args.get("key", ""),
+        created_at=args.get("created_at"),
     )
     return {"drawer_id": did, "created": created}
 
