@@ -42,9 +42,24 @@ class PalazzoError(Exception):
 
 
 class ValidationError(PalazzoError):
-    """Arguments of an operation do not match its schema; nothing was changed."""
+    """Arguments of an operation do not match its schema; nothing was changed.
+
+    ``field`` is the path of the argument at fault ("wing", "bundle.token", "tags[1]") when
+    one is, else None, so a form can show the sentence next to that field.
+    """
 
     code = "invalid_arguments"
+
+    def __init__(self, message: str = "", field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the JSON-able form, with ``field`` when the error names one."""
+        out = super().to_dict()
+        if self.field is not None:
+            out["field"] = self.field
+        return out
 
 
 class NotAdmissible(ValidationError):

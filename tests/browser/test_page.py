@@ -74,7 +74,7 @@ def test_errors_come_back_structured(booted):
     assert error == {
         "name": "PalaceError",
         "code": "invalid_arguments",
-        "message": "palace_status arguments has unknown field(s): bogus",
+        "message": "Unknown field(s) for palace_status arguments: bogus (it takes: none).",
     }
     unknown = page.evaluate(
         "window.palazzo.call('no_such_operation').then(() => null, (e) => e.code)"

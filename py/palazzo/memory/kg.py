@@ -45,6 +45,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 from palazzo.core.model import MAX_NAME, EdgeKind, Entity, clean_name
+from palazzo.core.schema import label, sentence
 from palazzo.errors import ImportRejected, NotFound, PalazzoError, ValidationError
 
 STATEMENT_TYPES = ("fact", "observation", "inference", "hypothesis")
@@ -95,14 +96,17 @@ def parse_when(text: str, what: str = "date") -> When:
     Raises ValidationError naming ``what`` for anything else (other ISO forms such as week
     dates, more than 6 fractional digits, impossible dates). Cost: O(len(text)).
     """
+    # A field name ("as_of") becomes words and the error's field, for forms to place it.
+    name = sentence(label(what)) if what.isidentifier() else what
+    field = what if what.isidentifier() else None
     if not isinstance(text, str):
-        raise ValidationError(f"{what} must be an ISO 8601 date or datetime string")
+        raise ValidationError(f"{name} must be an ISO 8601 date or datetime string",
+                              field=field)
     m = _WHEN.fullmatch(text.strip())
     if m is None:
         raise ValidationError(
-            f"{what} {text!r} is not an ISO 8601 date (YYYY-MM-DD) or datetime "
-            "(YYYY-MM-DDTHH:MM[:SS[.ffffff]][Z|±HH:MM])"
-        )
+            f"{name} {text!r} is not an ISO 8601 date: write YYYY-MM-DD, or a datetime "
+            "YYYY-MM-DDTHH:MM[:SS[.ffffff]][Z|±HH:MM]", field=field)
     y, mo, d, hh, mi, ss, frac, zone = m.groups()
     try:
         if hh is None:
@@ -120,7 +124,8 @@ def parse_when(text: str, what: str = "date") -> When:
         moment = datetime(int(y), int(mo), int(d), int(hh), int(mi), int(ss or 0), micro,
                           tzinfo=tz).astimezone(UTC)
     except (ValueError, OverflowError):
-        raise ValidationError(f"{what} {text!r} is not a valid date or time") from None
+        raise ValidationError(f"{name} {text!r} is not a valid date or time (no such day "
+                              "or hour)", field=field) from None
     return _when_of(moment)
 
 

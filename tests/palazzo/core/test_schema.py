@@ -21,22 +21,56 @@ def test_valid_arguments_pass():
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "field"),
     [
-        ({}, "missing required field 'query'"),
-        ({"query": ""}, "at least 1 characters"),
-        ({"query": "abcdef"}, "at most 5 characters"),
-        ({"query": "a", "k": 0}, "at least 1"),
-        ({"query": "a", "k": 51}, "at most 50"),
-        ({"query": "a", "k": 2.5}, "must be integer"),
-        ({"query": "a", "k": True}, "must be integer"),
-        ({"query": "a", "mode": "x"}, "must be one of"),
-        ({"query": "a", "tags": ["ok", 3]}, "tags[1] must be string"),
-        ({"query": "a", "extra": 1}, "unknown field(s): extra"),
-        ([], "must be object"),
+        ({}, "Query is missing: it is required.", "query"),
+        ({"query": ""}, "Query is empty: it needs at least 1 character.", "query"),
+        ({"query": "abcdef"}, "Query is too long: 6 characters, at most 5 are allowed.",
+         "query"),
+        ({"query": "a", "k": 0}, "K must be at least 1, not 0.", "k"),
+        ({"query": "a", "k": 51}, "K must be at most 50, not 51.", "k"),
+        ({"query": "a", "k": 2.5}, "K must be a whole number, not 2.5.", "k"),
+        ({"query": "a", "k": True}, "K must be a whole number, not true.", "k"),
+        ({"query": "a", "k": None}, "K is empty: it must be a whole number.", "k"),
+        ({"query": "a", "mode": "x"}, "Mode must be one of 'vector', 'bm25', not 'x'.",
+         "mode"),
+        ({"query": "a", "tags": ["ok", 3]}, "Item 2 of tags must be text, not 3.", "tags[1]"),
+        ({"query": "a", "extra": 1},
+         "Unknown field(s) for arguments: extra (it takes: query, k, mode, tags).", None),
+        ([], "arguments must be an object, not a list.", None),
     ],
 )
-def test_invalid_arguments_name_the_problem(args, message):
+def test_invalid_arguments_are_a_sentence_naming_the_field(args, message, field):
     with pytest.raises(ValidationError) as info:
         validate(args, SCHEMA)
-    assert message in str(info.value)
+    assert str(info.value) == message
+    assert info.value.field == field
+    assert info.value.code == "invalid_arguments"
+    assert info.value.to_dict().get("field") == field
+
+
+def test_nested_fields_and_titles_are_named_in_words():
+    schema = {"type": "object", "properties": {
+        "bundle": {"type": "object", "properties": {
+            "token": {"type": "string", "minLength": 64},
+            "valid_from": {"type": "string", "title": "start date", "minLength": 10}}}}}
+    with pytest.raises(ValidationError) as info:
+        validate({"bundle": {"token": "ab"}}, schema)
+    assert str(info.value) == ("Token in bundle is too short: 2 characters, it needs at "
+                               "least 64.")
+    assert info.value.field == "bundle.token"
+    with pytest.raises(ValidationError) as info:
+        validate({"bundle": {"valid_from": "2020"}}, schema)
+    assert str(info.value).startswith("Start date is too short")
+    assert info.value.field == "bundle.valid_from"
+
+
+def test_an_operation_names_its_field_in_a_sentence():
+    from palazzo import Palace
+    from palazzo.ops import default_registry
+
+    with pytest.raises(ValidationError) as info:
+        default_registry().call(Palace(), "add_drawer", {"wing": "", "room": "r",
+                                                         "content": "x"})
+    assert str(info.value) == "Wing is empty: it needs at least 1 character."
+    assert info.value.field == "wing"

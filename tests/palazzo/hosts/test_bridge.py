@@ -23,7 +23,7 @@ def test_palazzo_errors_become_structured_replies():
         "error": {
             "code": "invalid_arguments",
             "type": "ValidationError",
-            "message": "palace_status arguments has unknown field(s): x",
+            "message": "Unknown field(s) for palace_status arguments: x (it takes: none).",
         },
     }
     assert bridge.handle({"id": 2, "name": "nope"})["error"]["code"] == "unknown_operation"

@@ -169,21 +169,21 @@ def test_tools_call_runs_the_operation_through_the_store():
     assert found["results"][0]["drawer_id"] == result["structuredContent"]["drawer_id"]
 
 
-@pytest.mark.parametrize("args", [
-    {"wing": "work", "room": "auth"},                       # a required field missing
-    {**DRAWER, "colour": "red"},                            # a field the schema does not have
-    {**DRAWER, "importance": 2},                            # out of range
-    {**DRAWER, "content": ""},                              # too short
-    {**DRAWER, "wing": 7},                                  # wrong type
+@pytest.mark.parametrize(("args", "text"), [
+    ({"wing": "work", "room": "auth"}, "Content is missing"),   # a required field missing
+    ({**DRAWER, "colour": "red"}, "Unknown field(s) for add_drawer arguments: colour"),
+    ({**DRAWER, "importance": 2}, "Importance must be at most 1, not 2."),  # out of range
+    ({**DRAWER, "content": ""}, "Content is empty"),            # too short
+    ({**DRAWER, "wing": 7}, "Wing must be text, not 7."),       # wrong type
 ])
-def test_schema_errors_are_tool_errors_and_change_nothing(args):
+def test_schema_errors_are_tool_errors_and_change_nothing(args, text):
     store = make_store()
     server = started(store)
     call(server, "add_drawer", {**DRAWER, "content": "Already here."})
     before, records = state(store), store.status.journal_records
     result = call(server, "add_drawer", args)["result"]
     assert result["isError"] is True
-    assert result["content"][0]["text"].startswith("invalid_arguments: add_drawer arguments")
+    assert result["content"][0]["text"].startswith(f"invalid_arguments: {text}")
     assert result["structuredContent"]["error"]["code"] == "invalid_arguments"
     assert state(store) == before
     assert store.status.journal_records == records

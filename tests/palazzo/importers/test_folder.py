@@ -334,11 +334,11 @@ def test_plan_is_checked_before_anything_is_written(tmp_path):
     builder = PlanBuilder("x", "folder")
     builder.add("add_drawer", {"wing": "w", "room": "r", "content": "fine"}, "x/a.md")
     builder.add("add_drawer", {"wing": "w", "room": "r", "content": ""}, "x/b.md")
-    with pytest.raises(ImportRejected, match="x/b.md: add_drawer arguments.content"):
+    with pytest.raises(ImportRejected, match="x/b.md: Content is empty"):
         builder.finish()
     builder = PlanBuilder("x", "folder")
     builder.add("add_drawer", {"wing": "w", "room": "r", "content": "x", "extra": 1}, "x/c.md")
-    with pytest.raises(ImportRejected, match="x/c.md: .*unknown field"):
+    with pytest.raises(ImportRejected, match="x/c.md: Unknown field"):
         builder.finish()
     assert isinstance(Plan([Call("add_wing", {"name": "w"})], {}).pairs()[0], tuple)
 
