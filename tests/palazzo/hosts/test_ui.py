@@ -121,7 +121,7 @@ def test_navigate_draws_the_path_and_lists_costs():
     app.navigate.goal.value = "room:Projects/palazzo"
     out = app.navigate.run()
     assert out["found"] and "nav-steps" in app.navigate.out.object
-    assert len(app.map.path.data["x"]) == 2  # the two rooms of the path are on the map
+    assert len(app.map.path.data["x"]) == len(out["nodes"])  # every node it visits is drawn
 
 
 def test_swarm_runs_in_chunks_with_progress_and_can_be_cancelled():

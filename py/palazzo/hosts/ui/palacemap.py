@@ -1,8 +1,13 @@
-"""The palace map: wings and rooms as a graph (halls, tunnels), coloured by pheromone heat and
-sized by drawer count; tapping a room lists its drawers; a navigation path is drawn on top.
+"""The palace map: wings as discs around the palace, rooms inside their wing coloured by
+pheromone heat (with its colour bar) and sized by drawer count; halls and tunnels drawn once
+per pair of wings they join; tapping a room lists its drawers; a navigation path is drawn
+through every node it visits (palace, wings, rooms, drawers).
 
-The layout is deterministic: wings sit on a circle in name order, each wing's rooms on a small
-circle around it. Heat per room comes from the ``pheromone_heat`` operation.
+Where things go is :mod:`palazzo.hosts.ui.maplayout` (pure geometry). The plot's ranges are
+computed only from an invisible frame glyph holding the padded layout box (never empty), so
+BokehJS always has initial ranges, even for an empty palace or a hidden tab, and keeps the
+aspect ratio (circles stay round). Heat per room comes from the ``pheromone_heat`` operation,
+halls and tunnels from ``export_graph`` at the rooms level.
 """
 
 from __future__ import annotations
@@ -10,34 +15,36 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, HoverTool, LabelSet, TapTool
+from bokeh.models import (
+    Arrow,
+    ColorBar,
+    ColumnDataSource,
+    DataRange1d,
+    HoverTool,
+    LabelSet,
+    LinearColorMapper,
+    TapTool,
+    VeeHead,
+)
 from bokeh.plotting import figure
 
+from palazzo.hosts.ui import maplayout
 from palazzo.hosts.ui.common import Context, esc, html_pane, table
 
 KINDS = ("exploration", "exploitation", "traversal", "recency", "success")
-EDGE_COLOURS = {"HALL": "#9aa5b1", "TUNNEL": "#3b6ea5"}
+MEANING = {
+    "exploration": "how much the room's drawers have been searched already (explored with "
+                   "little found)",
+    "exploitation": "how valuable the room's drawers proved when they were used",
+    "traversal": "how often paths through the room were walked",
+    "recency": "how recently paths through the room were walked",
+    "success": "how often paths through the room led to a result",
+}
+BUNDLE_COLOURS = {"HALL": "#9aa5b1", "TUNNEL": "#3b6ea5"}
 COLD, HOT = (255, 244, 214), (178, 24, 43)
-
-
-def layout(rooms: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[float, float]]:
-    """Return (x, y) for every (wing, room): wings on a circle in name order, each wing's
-    rooms on a small circle around it."""
-    wings = sorted({w for w, _ in rooms})
-    big = 0.0 if len(wings) == 1 else 4.0 + len(wings) * 0.8
-    out: dict[tuple[str, str], tuple[float, float]] = {}
-    for i, wing in enumerate(wings):
-        a = 2 * math.pi * i / max(len(wings), 1)
-        cx, cy = big * math.cos(a), big * math.sin(a)
-        mine = sorted(r for w, r in rooms if w == wing)
-        small = 0.0 if len(mine) == 1 else 1.6 + 0.3 * len(mine)
-        for j, room in enumerate(mine):
-            # A quarter turn from the wing's own direction, so a wing's rooms spread across
-            # the circle of wings rather than along its radius (labels do not collide).
-            b = 2 * math.pi * j / len(mine) + a + math.pi / 2
-            out[(wing, room)] = (cx + small * math.cos(b), cy + small * math.sin(b))
-    return out
+PATH_COLOUR = "#d4a000"
 
 
 def colour(value: float, top: float) -> str:
@@ -45,6 +52,9 @@ def colour(value: float, top: float) -> str:
     t = 0.0 if top <= 0 else min(value / top, 1.0)
     rgb = (round(c0 + (c1 - c0) * t) for c0, c1 in zip(COLD, HOT, strict=True))
     return "#" + "".join(f"{c:02x}" for c in rgb)
+
+
+PALETTE = [colour(i, 255) for i in range(256)]
 
 
 def heat_of(room: dict[str, Any], kind: str) -> float:
@@ -55,71 +65,263 @@ def heat_of(room: dict[str, Any], kind: str) -> float:
     return float(room["edges"][kind])
 
 
+def bundles(links: list[dict[str, Any]], wing_of: dict[str, str]) -> dict[tuple[str, str],
+                                                                             dict[str, int]]:
+    """Return {(wing a, wing b): {"HALL": n, "TUNNEL": m}} for the halls and tunnels that join
+    rooms of two different wings (a < b); those inside one wing are left out (its disc shows
+    them together). ``wing_of`` maps room node ids to their wing. O(links)."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for x in links:
+        if x["kind"] not in BUNDLE_COLOURS:
+            continue
+        a, b = wing_of.get(x["source"]), wing_of.get(x["target"])
+        if a is None or b is None or a == b:
+            continue
+        key = (a, b) if a < b else (b, a)
+        counts = out.setdefault(key, {"HALL": 0, "TUNNEL": 0})
+        counts[x["kind"]] += 1
+    return out
+
+
+def chord(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple[float, ...]:
+    """Return (x0, y0, x1, y1): the segment between two discs (x, y, r), edge to edge."""
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    d = math.hypot(dx, dy) or 1.0
+    return (a[0] + dx / d * a[2], a[1] + dy / d * a[2], b[0] - dx / d * b[2],
+            b[1] - dy / d * b[2])
+
+
 class PalaceMap:
-    """The map figure, its pheromone-kind selector and the drawers of the tapped room."""
+    """The map figure, its heat-kind selector and legend, and the drawers of the tapped room."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.kind = pn.widgets.Select(name="Heat", options=list(KINDS), value="exploration",
                                       width=160, css_classes=["pz-map-kind"])
-        self.rooms = ColumnDataSource({k: [] for k in ("x", "y", "size", "colour", "wing",
-                                                       "room", "label", "drawers", "heat")})
-        self.edges = ColumnDataSource({k: [] for k in ("x0", "y0", "x1", "y1", "colour")})
-        self.path = ColumnDataSource({"x": [], "y": []})
-        fig = figure(height=440, sizing_mode="stretch_width", tools="pan,wheel_zoom,reset",
-                     toolbar_location="right", match_aspect=True, title="Wings and rooms")
-        fig.axis.visible = False
-        fig.grid.visible = False
-        fig.segment("x0", "y0", "x1", "y1", source=self.edges, line_color="colour",
-                    line_width=1.5, line_alpha=0.8)
-        fig.line("x", "y", source=self.path, line_color="#d4a000", line_width=5, line_alpha=0.9)
-        dots = fig.scatter("x", "y", size="size", fill_color="colour", line_color="#444",
-                           source=self.rooms)
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.rooms, y_offset=8,
-                                text_font_size="9pt", text_align="center"))
-        fig.add_tools(TapTool(renderers=[dots]),
-                      HoverTool(renderers=[dots], tooltips=[("room", "@wing / @room"),
-                                                            ("drawers", "@drawers"),
-                                                            ("heat", "@heat{0.000}")]))
-        self.figure = fig
+        self.legend = html_pane("map-legend")
         self.drawers = html_pane("room-drawers")
+        self.lay = maplayout.Layout()
+        self._heat: list[dict[str, Any]] = []
+        self._where: dict[str, tuple[float, float]] = {}
+        self.figure = self._figure()
         self.rooms.selected.on_change("indices", self._tapped)
-        self.kind.param.watch(lambda _e: self.refresh(), "value")
-        self.view = pn.Column(self.kind, pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
+        self.kind.param.watch(lambda _e: self.show_heat(), "value")
+        self.view = pn.Column(self.kind, self.legend,
+                              pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                               self.drawers, sizing_mode="stretch_width")
         ctx.on_refresh(self.refresh)
         self.refresh()
 
+    def _figure(self) -> Any:
+        """Return the figure with its sources, glyphs, labels, colour bar and tools."""
+        def source(*cols: str) -> ColumnDataSource:
+            return ColumnDataSource({c: [] for c in cols})
+
+        self.frame = ColumnDataSource({"x": [-1.0, 1.0], "y": [-1.0, 1.0]})
+        self.wings = source("x", "y", "r", "wing", "rooms", "drawers", "lx", "ly", "text")
+        self.nodes = source("x", "y", "node", "marker")
+        self.spokes = source("x0", "y0", "x1", "y1")
+        self.links = source("x0", "y0", "x1", "y1", "width", "colour", "wings", "halls",
+                            "tunnels")
+        self.rooms = source("x", "y", "r", "heat", "wing", "room", "label", "drawers", "text",
+                            "lx", "ly", "align", "base", "xo", "yo")
+        self.path = source("x", "y")
+        self.steps = source("x", "y", "step", "node", "fill")
+        self.arrows = source("x0", "y0", "x1", "y1")
+        self.mapper = LinearColorMapper(palette=PALETTE, low=0.0, high=1.0)
+        fig = figure(height=520, sizing_mode="stretch_width", tools="pan,wheel_zoom,reset",
+                     toolbar_location="right", match_aspect=True, title="Wings and rooms",
+                     x_range=DataRange1d(range_padding=0.0),
+                     y_range=DataRange1d(range_padding=0.0))
+        fig.axis.visible = False
+        fig.grid.visible = False
+        box = fig.scatter("x", "y", source=self.frame, size=0, alpha=0.0)
+        fig.x_range.renderers = [box]
+        fig.y_range.renderers = [box]
+        discs = fig.circle("x", "y", radius="r", source=self.wings, fill_color="#eef1f5",
+                           fill_alpha=0.6, line_color="#b8c2cc")
+        fig.segment("x0", "y0", "x1", "y1", source=self.spokes, line_color="#c5ccd3",
+                    line_dash="dashed", line_width=1)
+        links = fig.segment("x0", "y0", "x1", "y1", source=self.links, line_color="colour",
+                            line_width="width", line_alpha=0.7)
+        fig.scatter("x", "y", source=self.nodes, marker="marker", size=10,
+                    fill_color="#555", line_color="#fff")
+        dots = fig.circle("x", "y", radius="r", source=self.rooms,
+                          fill_color={"field": "heat", "transform": self.mapper},
+                          line_color="#444")
+        fig.line("x", "y", source=self.path, line_color=PATH_COLOUR, line_width=4,
+                 line_alpha=0.9)
+        fig.add_layout(Arrow(end=VeeHead(size=11, fill_color=PATH_COLOUR,
+                                         line_color=PATH_COLOUR),
+                             x_start="x0", y_start="y0", x_end="x1", y_end="y1",
+                             source=self.arrows, line_alpha=0.0))
+        fig.scatter("x", "y", source=self.steps, size=16, fill_color="fill",
+                    line_color=PATH_COLOUR, line_width=2)
+        fig.add_layout(LabelSet(x="x", y="y", text="step", source=self.steps,
+                                text_font_size="8pt", text_align="center",
+                                text_baseline="middle"))
+        fig.add_layout(LabelSet(x="lx", y="ly", text="text", source=self.wings,
+                                text_font_size=f"{maplayout.WING_FONT_PX:g}px",
+                                text_font_style="bold", text_align="center",
+                                text_baseline="bottom", y_offset=maplayout.LABEL_PAD_PX))
+        fig.add_layout(LabelSet(x="lx", y="ly", text="text", source=self.rooms,
+                                text_font_size=f"{maplayout.ROOM_FONT_PX:g}px",
+                                text_align={"field": "align"},
+                                text_baseline={"field": "base"},
+                                x_offset={"field": "xo"}, y_offset={"field": "yo"}))
+        fig.add_layout(ColorBar(color_mapper=self.mapper, orientation="horizontal",
+                                title="heat", height=10, location="bottom_left"), "below")
+        fig.add_tools(
+            TapTool(renderers=[dots]),
+            HoverTool(renderers=[dots], tooltips=[("room", "@wing / @room"),
+                                                  ("drawers", "@drawers"),
+                                                  ("heat", "@heat{0.000}")]),
+            HoverTool(renderers=[discs], tooltips=[("wing", "@wing"), ("rooms", "@rooms"),
+                                                   ("drawers", "@drawers")]),
+            HoverTool(renderers=[links], tooltips=[("wings", "@wings"), ("halls", "@halls"),
+                                                   ("tunnels", "@tunnels")]))
+        self.dots = dots
+        return fig
+
+    # -- data ---------------------------------------------------------------------------------
+
     def refresh(self) -> None:
-        """Reload rooms, edges and heat."""
-        heat = {(r["wing"], r["room"]): r for r in self.ctx.call("pheromone_heat")["rooms"]}
-        keys = sorted(heat)
-        where = layout(keys)
-        values = [heat_of(heat[k], self.kind.value) for k in keys]
-        top = max(values, default=0.0)
-        self.rooms.data = {
-            "x": [where[k][0] for k in keys], "y": [where[k][1] for k in keys],
-            "size": [12 + 5 * math.sqrt(heat[k]["drawers"]) for k in keys],
-            "colour": [colour(v, top) for v in values],
-            "wing": [k[0] for k in keys], "room": [k[1] for k in keys],
-            "label": [f"{k[0]}/{k[1]}" for k in keys],
-            "drawers": [heat[k]["drawers"] for k in keys], "heat": values,
+        """Reload rooms, their heat and the wing bundles; lay the map out again. Cost: the
+        ``pheromone_heat`` and ``export_graph`` operations plus O(rooms + links) here."""
+        self._heat = self.ctx.call("pheromone_heat")["rooms"]
+        keys = [(r["wing"], r["room"]) for r in self._heat]
+        drawers = {k: int(r["drawers"]) for k, r in zip(keys, self._heat, strict=True)}
+        lay = self.lay = maplayout.layout(drawers)
+        labels = maplayout.place_labels(lay, keys)
+        self._frame(lay, labels)
+        per_wing: dict[str, list[int]] = {}
+        for (w, _), n in drawers.items():
+            per_wing.setdefault(w, []).append(n)
+        names = sorted(lay.wings)
+        self.wings.data = {
+            "x": [lay.wings[w][0] for w in names], "y": [lay.wings[w][1] for w in names],
+            "r": [lay.wings[w][2] for w in names], "wing": names,
+            "rooms": [len(per_wing[w]) for w in names],
+            "drawers": [sum(per_wing[w]) for w in names],
+            "lx": [labels.wing_xy[w][0] for w in names],
+            "ly": [labels.wing_xy[w][1] for w in names],
+            "text": [labels.wing_text[w] for w in names],
         }
+        self.nodes.data = {"x": [0.0, *(lay.doors[w][0] for w in names)],
+                           "y": [0.0, *(lay.doors[w][1] for w in names)],
+                           "node": ["palace", *(f"wing:{w}" for w in names)],
+                           "marker": ["star", *(["square"] * len(names))]}
+        self.spokes.data = {"x0": [0.0] * len(names), "y0": [0.0] * len(names),
+                            "x1": [lay.doors[w][0] for w in names],
+                            "y1": [lay.doors[w][1] for w in names]}
+        self._set_links(lay)
+        self._set_rooms(keys, lay, labels)
+        self._where = {f"room:{w}/{r}": (x, y) for (w, r), (x, y, _) in lay.rooms.items()}
+        self.show_heat()
+
+    def _frame(self, lay: maplayout.Layout, labels: maplayout.Labels) -> None:
+        """Set the frame glyph to the layout's box grown to hold every label (as planned at
+        the smallest map: on a bigger one labels take less room) and a margin."""
+        b = lay.bounds
+        x0, y0, x1, y1 = b.x0, b.y0, b.x1, b.y1
+        for box in labels.boxes:
+            x0, y0, x1, y1 = min(x0, box.x0), min(y0, box.y0), max(x1, box.x1), max(y1, box.y1)
+        pad = 0.03 * max(x1 - x0, y1 - y0)
+        self.frame.data = {"x": [x0 - pad, x1 + pad], "y": [y0 - pad, y1 + pad]}
+
+    def _set_links(self, lay: maplayout.Layout) -> None:
+        """Draw one line per pair of wings joined by halls or tunnels, as wide as the log of
+        their count, blue when tunnels join them."""
         graph = self.ctx.call("export_graph", {"format": "d3", "level": "rooms"})["graph"]
-        at = {f"room:{w}/{r}": xy for (w, r), xy in where.items()}
-        links = [x for x in graph["links"] if x["kind"] in EDGE_COLOURS
-                 and x["source"] in at and x["target"] in at]
-        self.edges.data = {
-            "x0": [at[x["source"]][0] for x in links], "y0": [at[x["source"]][1] for x in links],
-            "x1": [at[x["target"]][0] for x in links], "y1": [at[x["target"]][1] for x in links],
-            "colour": [EDGE_COLOURS[x["kind"]] for x in links],
+        wing_of = {f"room:{w}/{r}": w for w, r in lay.rooms}
+        pairs = sorted(bundles(graph["links"], wing_of).items())
+        ends = [chord(lay.wings[a], lay.wings[b]) for (a, b), _ in pairs]
+        self.links.data = {
+            "x0": [e[0] for e in ends], "y0": [e[1] for e in ends],
+            "x1": [e[2] for e in ends], "y1": [e[3] for e in ends],
+            "width": [1.5 + 1.5 * math.log2(1 + c["HALL"] + c["TUNNEL"]) for _, c in pairs],
+            "colour": [BUNDLE_COLOURS["TUNNEL" if c["TUNNEL"] else "HALL"] for _, c in pairs],
+            "wings": [f"{a} ↔ {b}" for (a, b), _ in pairs],
+            "halls": [c["HALL"] for _, c in pairs], "tunnels": [c["TUNNEL"] for _, c in pairs],
         }
-        self._where = at
+
+    def _set_rooms(self, keys: list[tuple[str, str]], lay: maplayout.Layout,
+                   labels: maplayout.Labels) -> None:
+        """Send the rooms' columns: numbers as arrays (binary on the wire); only the columns
+        that changed when the rooms are the same ones (a drawer added sends a few numbers)."""
+        rows = [lay.rooms[k] for k in keys]
+        new = {
+            "x": np.array([p[0] for p in rows]), "y": np.array([p[1] for p in rows]),
+            "r": np.array([p[2] for p in rows]),
+            "heat": np.array([heat_of(r, self.kind.value) for r in self._heat]),
+            "wing": [k[0] for k in keys], "room": [k[1] for k in keys],
+            "label": [f"{w}/{r}" for w, r in keys],
+            "drawers": np.array([r["drawers"] for r in self._heat], dtype=np.int64),
+            "text": labels.room_text,
+            "lx": np.array([p[0] for p in labels.room_xy]),
+            "ly": np.array([p[1] for p in labels.room_xy]),
+            "align": [a[0] for a in labels.room_align], "base": [a[1] for a in labels.room_align],
+            "xo": np.array([a[2] for a in labels.room_align]),
+            "yo": np.array([a[3] for a in labels.room_align]),
+        }
+        old = self.rooms.data
+        if list(old.get("label", [])) != new["label"]:
+            self.rooms.data = new
+            return
+        changed = {k: v for k, v in new.items() if not _same(old[k], v)}
+        if changed:
+            self.rooms.data.update(changed)
+
+    def show_heat(self) -> None:
+        """Colour the rooms by the selected pheromone kind and say what the colours mean;
+        sends only the heat column and the colour bar's top (no operation is called)."""
+        kind = self.kind.value
+        values = np.array([heat_of(r, kind) for r in self._heat], dtype=np.float64)
+        top = float(values.max()) if len(values) else 0.0
+        if not _same(self.rooms.data.get("heat", []), values):
+            self.rooms.data["heat"] = values
+        self.mapper.high = top if top > 0 else 1.0  # a 0..0 scale would divide by zero
+        hot = sum(1 for v in values if v > 0)
+        self.legend.object = (
+            f'<p class="pz-map-legend-text" data-testid="map-legend">Colour: '
+            f'<b>{esc(kind)}</b> heat, {esc(MEANING[kind])}: pale is none, dark red the '
+            f'most ({top:.3g}); {hot} of {len(values)} rooms have some. A dot\'s size is '
+            'its number of drawers; a line joins two wings that halls or tunnels connect '
+            '(thicker: more of them). Hover a dot for its name, tap it for its drawers.</p>')
+
+    # -- path and room --------------------------------------------------------------------------
 
     def show_path(self, nodes: list[str]) -> None:
-        """Draw the rooms of a navigation path (other nodes are skipped) on the map."""
-        points = [self._where[n] for n in nodes if n in self._where]
+        """Draw a navigation path through every node it visits, in order, with its steps
+        numbered and arrowed: the palace, wing doors, rooms, closets and drawers where they
+        are (a drawer's room is looked up with ``get_drawer``); an entity or agent, which has
+        no place on the map, hollow between its neighbours. Cost: one call a drawer node."""
+        room_of: dict[str, tuple[str, str]] = {}
+        for n in nodes:
+            if n == "palace" or n.startswith(("wing:", "room:")):
+                continue
+            if n.startswith("closet:"):
+                named = maplayout.rooms_named(n[len("closet:"):].rsplit("/", 1)[0], self.lay)
+                if named:
+                    room_of[n] = named[0]
+                continue
+            try:
+                found = self.ctx.call("get_drawer", {"drawer_id": n})["drawer"]
+            except Exception:  # noqa: BLE001 - not a drawer (an entity, an agent): no place
+                continue
+            room_of[n] = (found["wing"], found["room"])
+        points = maplayout.path_points(nodes, self.lay, room_of)
         self.path.data = {"x": [p[0] for p in points], "y": [p[1] for p in points]}
+        self.steps.data = {"x": [p[0] for p in points], "y": [p[1] for p in points],
+                           "step": [str(i) for i in range(len(points))],
+                           "node": list(nodes[: len(points)]),
+                           "fill": ["#ffffff" if not p[2] else "#fff3c4" for p in points]}
+        pairs = [(a, b) for a, b in zip(points, points[1:], strict=False)
+                 if math.hypot(b[0] - a[0], b[1] - a[1]) > 1e-9]
+        # Arrow heads stop short of the next step's marker so they stay visible.
+        short = [_toward(a, b, 0.75) for a, b in pairs]
+        self.arrows.data = {"x0": [a[0] for a, _ in pairs], "y0": [a[1] for a, _ in pairs],
+                            "x1": [s[0] for s in short], "y1": [s[1] for s in short]}
 
     def _tapped(self, _attr: str, _old: list[int], new: list[int]) -> None:
         if not new:
@@ -135,3 +337,17 @@ class PalaceMap:
         self.drawers.object = (f'<h3 data-testid="room-title">{esc(wing)} / {esc(room)} '
                                f'({found["total"]} drawers)</h3>'
                                + table(["drawer", "text"], rows, "room-drawers"))
+
+
+def _toward(a: tuple[float, ...], b: tuple[float, ...], t: float) -> tuple[float, float]:
+    """Return the point a fraction ``t`` of the way from ``a`` to ``b``."""
+    return (a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t)
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Return whether two columns hold the same values (arrays or lists)."""
+    if len(old) != len(new):
+        return False
+    if isinstance(new, np.ndarray) or isinstance(old, np.ndarray):
+        return bool(np.array_equal(np.asarray(old), np.asarray(new)))
+    return list(old) == list(new)
