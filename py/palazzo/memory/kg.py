@@ -529,12 +529,12 @@ class KnowledgeGraph:
         return [t for t in (self.triples[i] for i in self.by_pair.get((s, o), ()))
                 if t.predicate == p and t.current]
 
-    def _check_end(self, t: Triple, ended: When) -> None:
+    def _check_end(self, t: Triple, ended: When, what: str = "ended") -> None:
         if not t.current:
             raise ValidationError(f"triple {t.id} already ended at {t.valid_to}")
         if ended.instant <= t.start:
             raise ValidationError(f"triple {t.id} cannot end at {ended.text}: it starts at "
-                                  f"{t.valid_from}")
+                                  f"{t.valid_from}", field=what)
 
     def _end(self, t: Triple, ended: When, now: When) -> None:
         t.valid_to, t.end, t.invalidated_at = ended.text, ended.instant, now.text
@@ -553,6 +553,26 @@ class KnowledgeGraph:
             self._sync_edge(*pair)
         return triples
 
+    def reopen(self, tid: str) -> Triple:
+        """Make the ended triple ``tid`` current again (the undo of :meth:`invalidate`): clear
+        its valid_to and invalidated_at; its RELATES_TO edge follows. Refused (ValidationError)
+        when it is current, or when another triple with the same subject, predicate and object
+        is valid after its start (it would then be stored twice). Returns the triple.
+        Cost: O(facts linking the same subject and object)."""
+        t = self.get(tid)
+        if t.current:
+            raise ValidationError(f"triple {t.id} is current already: there is nothing to "
+                                  "reopen")
+        clash = [o for o in (self.triples[i] for i in self.by_pair.get((t.subject, t.object),
+                                                                       ()))
+                 if o.id != t.id and o.predicate == t.predicate and o.end > t.start]
+        if clash:
+            raise ValidationError(f"triple {t.id} cannot be reopened: {clash[0].id} (the same "
+                                  "fact) is valid after it starts")
+        t.valid_to, t.end, t.invalidated_at = None, _OPEN_END, None
+        self._sync_edge(t.subject, t.object)
+        return t
+
     def supersede(self, tid: str, obj: str, *, subject: str | None = None,
                   predicate: str | None = None, at: str | None = None,
                   subject_type: str | None = None, object_type: str | None = None,
@@ -564,7 +584,7 @@ class KnowledgeGraph:
         old = self.get(tid)
         now = self.now()
         when = now if at is None else parse_when(at, "at")
-        self._check_end(old, when)
+        self._check_end(old, when, "at")
         if "valid_from" in fields:
             raise ValidationError("the replacement starts at 'at'; do not give valid_from")
         types = [None if t is None else clean_name(t, "entity type")
