@@ -180,10 +180,13 @@ class Palace:
                     self._link_row(row, sims[k], before)
                     before[row] = True
 
-    def replace_with(self, other: Palace) -> None:
-        """Take over every piece of state of ``other`` (an import's atomic switch); its
-        sub-stores are re-pointed at this palace."""
+    def replace_with(self, other: Palace, keep_name: bool = False) -> None:
+        """Take over every piece of state of ``other`` (an import's atomic switch), its name
+        too unless ``keep_name``; its sub-stores are re-pointed at this palace."""
+        name = self.name
         self.__dict__.update(other.__dict__)
+        if keep_name:
+            self.name = name
         for part in (self.kg, self.conversations, self.provenance, self.diaries):
             part.palace = self
 

@@ -26,7 +26,8 @@ Public surface:
   OpenCode)
 - :func:`palazzo.importers.mempalace.plan_mempalace` — a MemPalace palace (Python or Rust)
 - :func:`palazzo.importers.graphpalace.plan_graphpalace` — a GraphPalace JSON export
-- :func:`apply` — run a plan
+- :func:`palazzo.importers.source.recognise` — what a dropped file or folder is
+- :func:`apply` — run a plan; :class:`Applier` — run it a batch at a time
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ BATCH = 500  # calls a batch of an import, at most
 BATCH_CHARS = 4_000_000  # characters of text a batch carries, about (its journal record)
 
 __all__ = [
+    "Applier",
     "Call",
     "ImportInterrupted",
     "Plan",
@@ -107,6 +109,69 @@ class Plan:
         return [c.pair() for c in self.calls]
 
 
+class Applier:
+    """Applies a plan a batch at a time: :meth:`step` runs the next batch, so a host can
+    show progress and stop between batches (the browser answers clicks in between).
+
+    ``batch``/``batch_chars`` as in :func:`apply`. Between steps, :attr:`done` calls of
+    :attr:`total` are applied; stopping leaves them applied (applying the plan again adds
+    only the rest). Cost per step: one operation call (one journal record through a store).
+    """
+
+    __slots__ = ("call", "batch", "total", "done", "calls", "created", "_groups")
+
+    def __init__(self, plan: Plan | Iterable[tuple[str, dict[str, Any]]], call: CallFn,
+                 batch: int = 1, batch_chars: int = BATCH_CHARS) -> None:
+        items = list(plan.calls) if isinstance(plan, Plan) else [
+            c if isinstance(c, Call) else Call(c[0], c[1]) for c in plan]
+        self.call = call
+        self.batch = batch
+        self.total = len(items)
+        self.done = 0
+        self.calls: Counter[str] = Counter()
+        self.created: Counter[str] = Counter()
+        self._groups = _groups(items, batch, batch_chars)
+
+    def step(self) -> bool:
+        """Apply the next batch; return whether any was left to apply (False: finished,
+        nothing done). A call that fails raises :class:`ImportInterrupted` naming it and how
+        far the plan got."""
+        group = next(self._groups, None)
+        if group is None:
+            return False
+        batch, total, done = self.batch, self.total, self.done
+        try:
+            if batch <= 1:
+                results = [self.call(group[0].name, group[0].args)]
+            else:
+                results = self.call("batch", {"calls": [{"name": c.name, "args": c.args}
+                                                        for c in group]})["results"]
+        except PalazzoError as err:
+            at = getattr(err, "batch_index", 0) if batch > 1 else 0
+            item = group[at]
+            place = f" ({item.where})" if item.where else ""
+            before = (f"the {done} calls before its batch were applied" if batch > 1 else
+                      f"the {done} calls before it were applied")
+            raise ImportInterrupted(
+                f"call {done + at + 1} of {total}, {item.name}{place}, failed: {err}; {before}, "
+                "and applying the plan again finishes it"
+            ) from err
+        for item, result in zip(group, results, strict=True):
+            self.calls[item.name] += 1
+            if isinstance(result, dict):
+                if result.get("created") is True:
+                    self.created[item.name] += 1
+                elif item.name == "import_conversation" and \
+                        isinstance(result.get("created"), int) and result["created"] > 0:
+                    self.created[item.name] += result["created"]
+        self.done += len(group)
+        return True
+
+    def result(self) -> dict[str, Any]:
+        """Return {"total", "calls", "created"}: what :func:`apply` returns (so far)."""
+        return {"total": self.total, "calls": dict(self.calls), "created": dict(self.created)}
+
+
 def apply(plan: Plan | Iterable[tuple[str, dict[str, Any]]], call: CallFn,
           progress: Progress | None = None, batch: int = 1,
           batch_chars: int = BATCH_CHARS) -> dict[str, Any]:
@@ -122,41 +187,11 @@ def apply(plan: Plan | Iterable[tuple[str, dict[str, Any]]], call: CallFn,
     naming it and how far the plan got; applying the plan again completes it (what is there
     is not added twice). Cost: one operation call per planned call or per batch.
     """
-    items = list(plan.calls) if isinstance(plan, Plan) else [
-        c if isinstance(c, Call) else Call(c[0], c[1]) for c in plan]
-    total = len(items)
-    calls: Counter[str] = Counter()
-    created: Counter[str] = Counter()
-    done = 0
-    for group in _groups(items, batch, batch_chars):
-        try:
-            if batch <= 1:
-                results = [call(group[0].name, group[0].args)]
-            else:
-                results = call("batch", {"calls": [{"name": c.name, "args": c.args}
-                                                   for c in group]})["results"]
-        except PalazzoError as err:
-            at = getattr(err, "batch_index", 0) if batch > 1 else 0
-            item = group[at]
-            place = f" ({item.where})" if item.where else ""
-            before = (f"the {done} calls before its batch were applied" if batch > 1 else
-                      f"the {done} calls before it were applied")
-            raise ImportInterrupted(
-                f"call {done + at + 1} of {total}, {item.name}{place}, failed: {err}; {before}, "
-                "and applying the plan again finishes it"
-            ) from err
-        for item, result in zip(group, results, strict=True):
-            calls[item.name] += 1
-            if isinstance(result, dict):
-                if result.get("created") is True:
-                    created[item.name] += 1
-                elif item.name == "import_conversation" and \
-                        isinstance(result.get("created"), int) and result["created"] > 0:
-                    created[item.name] += result["created"]
-        done += len(group)
+    applier = Applier(plan, call, batch, batch_chars)
+    while applier.step():
         if progress is not None:
-            progress(done, total)
-    return {"total": total, "calls": dict(calls), "created": dict(created)}
+            progress(applier.done, applier.total)
+    return applier.result()
 
 
 def _groups(items: list[Call], size: int, chars: int) -> Iterator[list[Call]]:

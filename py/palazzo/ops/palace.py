@@ -340,10 +340,12 @@ def _export(palace: Palace, args: dict[str, Any]) -> Result:
             "document": export_palace(palace, vectors=None if vectors == "none" else vectors)}
 
 
-@operation("import", "Replace the open palace by a palace JSON document, validated "
-           "completely first; on any error nothing changes.",
+@operation("import", "Replace the contents of the open palace by a palace JSON document, "
+           "validated completely first; on any error nothing changes. The palace keeps its "
+           "own name unless take_name is true.",
            obj({"document": {"type": "object"}, "text": {"type": "string"},
-                 "reindex": {"type": "boolean"}}), mutates=True)
+                 "reindex": {"type": "boolean"}, "take_name": {"type": "boolean"}}),
+           mutates=True)
 def _import(palace: Palace, args: dict[str, Any]) -> Result:
     if "document" in args:
         doc = args["document"]
@@ -364,7 +366,7 @@ def _import(palace: Palace, args: dict[str, Any]) -> Result:
         new.embed_rows(todo)
         written = int(s.has_vector[todo].sum())  # vectors written, not drawers tried
     new.provenance.keyring = palace.provenance.keyring  # an import never brings keys
-    palace.replace_with(new)
+    palace.replace_with(new, keep_name=not args.get("take_name", False))
     return {"imported": new.counts(), "embedded_now": written}
 
 

@@ -34,7 +34,7 @@ def fresh() -> Palace:
 def test_export_import_export_is_identical():
     doc = export_palace(sample(), exported_at=1.0)
     target = fresh()
-    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False})
+    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False, "take_name": True})
     assert export_palace(target, exported_at=1.0) == doc
     assert call(target, "palace_status")["embedded"] == 4  # vectors came from the file
 
@@ -142,7 +142,7 @@ def test_chunk_vectors_round_trip_exactly():
     chunks = doc["palace"]["chunk_vectors"]
     assert len(chunks["ids"]) == len(p.drawers.chunks) >= 6
     target = fresh()
-    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False})
+    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False, "take_name": True})
     assert export_palace(target, exported_at=1.0) == doc
     assert len(target.drawers.chunks) == len(p.drawers.chunks)
     query = {"query": "remark about Lisbon", "mode": "vector", "limit": 1}
@@ -211,7 +211,7 @@ def test_every_section_round_trips_exactly():
     assert [d["key"] for d in doc["palace"]["drawers"] if "key" in d] == ["notes.md#0",
                                                                           "notes.md#1"]
     target = fresh()
-    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False})
+    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False, "take_name": True})
     assert export_palace(target, exported_at=1.0) == doc
     old = next(iter(doc["palace"]["drawer_aliases"]))
     drawer = call(target, "get_drawer", {"drawer_id": old})["drawer"]
@@ -363,7 +363,7 @@ def test_a_version_1_file_with_edited_drawers_gets_ids_of_their_text():
 
 def fresh_import(doc) -> Palace:
     target = fresh()
-    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False})
+    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False, "take_name": True})
     return target
 
 
@@ -407,3 +407,12 @@ def test_a_document_nests_no_deeper_than_a_palace_file_may(levels, accepted):
         with pytest.raises(ImportRejected, match=r"palace\.edges\[0\]\.props\.deep\[0\].* "
                                                  "nests deeper than the 100 levels"):
             call(target, "import", {"document": doc, "reindex": False})
+
+
+def test_import_keeps_the_palace_name_unless_told_to_take_the_files():
+    doc = export_palace(sample(), exported_at=1.0)
+    target = Palace(name="mine")
+    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False})
+    assert target.name == "mine" and len(target.drawers) == len(sample().drawers)
+    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False, "take_name": True})
+    assert target.name == doc["palace"]["name"] != "mine"

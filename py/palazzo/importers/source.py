@@ -1,0 +1,196 @@
+"""Recognising what a person dropped: which importer reads it, and what it is called.
+
+A browser user drops a folder, a zip, a chat export, a database or a palace file without
+saying what it is; :func:`recognise` looks at names and the first bytes (never the whole
+source) and returns a :class:`Source` naming the importer, a sentence saying what was found,
+and a name to suggest for the palace it may land in. :meth:`Source.plan` then reads and
+checks the whole source with that importer (nothing is written while planning).
+
+Kinds:
+
+- ``palace`` — a palazzo palace JSON file (``{"format": "palazzo", …}``); it is not planned
+  but loaded whole by the ``import`` operation.
+- ``chats`` — ChatGPT or Claude ``conversations.json`` (bare, in its export folder or zip),
+  an OpenCode ``opencode.db``, a plain JSON/JSONL message list.
+- ``mempalace`` — a MemPalace palace folder (``chroma.sqlite3``, or a Rust ``palace.db``).
+- ``graphpalace`` — a GraphPalace JSON export (``{"version", "exported_at", "data"}``).
+- ``folder`` — anything else: the text files under a folder (or a zip of one, unpacked
+  first by :func:`unpack_zip`), one wing, rooms by sub-folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from palazzo.errors import ImportRejected
+from palazzo.importers import Plan, is_sqlite, usable_name
+
+EXPORT_FILE = "conversations.json"
+# What a zip of notes may inflate to, in all (a browser tab holds it in memory).
+MAX_UNPACKED = 1 << 30
+PEEK = 4096  # bytes read to tell JSON kinds apart
+
+KINDS = ("palace", "chats", "mempalace", "graphpalace", "folder")
+WHAT = {
+    "palace": "a palazzo palace file",
+    "chats": "a chat export",
+    "mempalace": "a MemPalace palace",
+    "graphpalace": "a GraphPalace export",
+    "folder": "a folder of notes",
+}
+
+
+@dataclass(slots=True)
+class Source:
+    """One recognised source: ``kind`` (one of :data:`KINDS`), the ``path`` its importer
+    reads, a ``label`` in words, and the palace ``name`` to suggest."""
+
+    kind: str
+    path: Path
+    label: str
+    name: str
+    notes: list[str] = field(default_factory=list)
+
+    def plan(self, palace: Any = None) -> Plan:
+        """Return the checked plan importing this source (``palace``: the store a folder is
+        compared with, so unchanged files are skipped); raises ImportRejected naming the
+        problem, having written nothing. Not for ``palace`` files (one ``import`` call).
+        Cost: one read of the whole source."""
+        if self.kind == "chats":
+            from palazzo.importers.chats import plan_chats
+
+            return plan_chats(self.path)
+        if self.kind == "mempalace":
+            from palazzo.importers.mempalace import plan_mempalace
+
+            return plan_mempalace(self.path)
+        if self.kind == "graphpalace":
+            from palazzo.importers.graphpalace import plan_graphpalace
+
+            return plan_graphpalace(self.path)
+        if self.kind == "folder":
+            from palazzo.importers.folder import plan_index
+
+            return plan_index(self.path, wing=self.name, palace=palace)
+        raise ImportRejected(f"{self.path}: {WHAT[self.kind]} is loaded whole, not planned")
+
+
+def _peek_json(path: Path) -> Any:
+    """Return what the start of a JSON file says about its kind: "palace", "graphpalace",
+    "chats" or None (not JSON we know). Reads :data:`PEEK` bytes; decides on the top-level
+    keys seen there, so a huge file is never parsed to be recognised."""
+    with path.open("rb") as f:
+        head = f.read(PEEK).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"["):
+        return "chats"
+    if not head.startswith(b"{"):
+        return None
+    text = head.decode("utf-8", "replace")
+    # Top-level keys come first in every exporter we know; a small file is parsed whole.
+    if path.stat().st_size <= PEEK:
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict):
+            if doc.get("format") == "palazzo":
+                return "palace"
+            if "data" in doc and "exported_at" in doc:
+                return "graphpalace"
+            return "chats"
+    compact = text.replace(" ", "").replace("\n", "")
+    if '"format":"palazzo"' in compact:
+        return "palace"
+    if '"exported_at"' in compact and '"data"' in compact:
+        return "graphpalace"
+    return "chats"
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def recognise(path: str | os.PathLike[str]) -> Source:
+    """Return the :class:`Source` at ``path`` (a file or folder); raise ImportRejected when
+    there is nothing to import (an empty folder, an unreadable file). Zips of notes are
+    not unpacked here: their kind is ``folder`` with ``path`` the zip (see
+    :func:`unpack_zip`). Cost: a listing of the folder and a few KB of its files."""
+    root = Path(path)
+    if not root.exists():
+        raise ImportRejected(f"{root}: no such file or folder")
+    stem = usable_name(root.stem if root.is_file() else root.name) or "Imported"
+    if root.is_dir():
+        files = _files(root)
+        if not files:
+            raise ImportRejected(f"{root.name}: the folder is empty")
+        names = {p.name for p in files}
+        if "chroma.sqlite3" in names or "palace.db" in names:
+            return Source("mempalace", root, WHAT["mempalace"], stem)
+        if EXPORT_FILE in names or "opencode.db" in names:
+            return Source("chats", root, WHAT["chats"], stem)
+        if len(files) == 1 and files[0].suffix.lower() in (".json", ".jsonl", ".zip", ".db",
+                                                          ".sqlite", ".sqlite3"):
+            return recognise(files[0])
+        return Source("folder", root, f"a folder of {len(files)} files", stem)
+    if is_sqlite(root):
+        if root.name in ("chroma.sqlite3", "palace.db", "knowledge_graph.sqlite3"):
+            return Source("mempalace", root, WHAT["mempalace"], stem)
+        return Source("chats", root, "an OpenCode database", stem)
+    if zipfile.is_zipfile(root):
+        try:
+            with zipfile.ZipFile(root) as z:
+                members = [PurePosixPath(n).name for n in z.namelist() if not n.endswith("/")]
+        except (zipfile.BadZipFile, OSError, ValueError) as err:
+            raise ImportRejected(f"{root.name}: cannot read the archive: {err}") from None
+        if EXPORT_FILE in members:
+            return Source("chats", root, "a chat export (zip)", stem)
+        if "chroma.sqlite3" in members:
+            return Source("mempalace", root, "a MemPalace palace (zip)", stem)
+        return Source("folder", root, f"a zip of {len(members)} files", stem)
+    suffix = root.suffix.lower()
+    if suffix == ".jsonl":
+        return Source("chats", root, "a chat log (JSONL)", stem)
+    if suffix == ".json":
+        kind = _peek_json(root)
+        if kind is not None:
+            label = WHAT[kind] if kind != "chats" else (
+                "a chat export" if root.name == EXPORT_FILE else "a chat file (JSON)")
+            return Source(kind, root, label, stem)
+    return Source("folder", root, "a text file", stem)
+
+
+def unpack_zip(path: Path, dest: Path, limit: int = MAX_UNPACKED) -> Path:
+    """Unpack the zip at ``path`` into folder ``dest`` and return the folder to import (the
+    single top-level folder when the zip holds one, else ``dest``). Members that would land
+    outside ``dest`` (absolute or ``..`` paths) are refused, and inflating stops past
+    ``limit`` bytes in all (counted while inflating, not taken from the archive's header);
+    either raises ImportRejected. Cost: one pass over the archive, 1 MiB at a time."""
+    total = 0
+    try:
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                rel = PurePosixPath(info.filename)
+                if info.is_dir():
+                    continue
+                if rel.is_absolute() or ".." in rel.parts:
+                    raise ImportRejected(f"{path.name}!{info.filename}: a path outside the "
+                                         "archive; nothing was imported")
+                target = dest.joinpath(*rel.parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with z.open(info) as src, target.open("wb") as out:
+                    while block := src.read(1 << 20):
+                        total += len(block)
+                        if total > limit:
+                            raise ImportRejected(
+                                f"{path.name}: inflates to more than {limit} bytes; refusing "
+                                "to unpack further")
+                        out.write(block)
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, RuntimeError) as err:
+        raise ImportRejected(f"{path.name}: cannot read the archive: {err}") from None
+    tops = list(dest.iterdir())
+    return tops[0] if len(tops) == 1 and tops[0].is_dir() else dest
