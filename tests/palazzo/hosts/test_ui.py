@@ -105,14 +105,15 @@ def test_knowledge_lookup_as_of_add_and_end_a_fact():
     app.knowledge.subject.value, app.knowledge.predicate.value = "Jonas", "plays"
     app.knowledge.object.value = "chess"
     app.knowledge._add()
-    assert "Fact added" in app.knowledge.note.object
-    tid = next(v for k, v in app.knowledge.end_pick.options.items() if "chess" in k)
+    assert "Fact added" in app.knowledge.add_note.object
+    tid = next(v for k, v in app.knowledge.end_pick.options.items() if k and "chess" in k)
     app.knowledge.end_pick.value = tid
-    app.knowledge._end()
+    app.knowledge.ask()  # a confirm step first (tests/palazzo/hosts/test_ui_knowledge.py)
+    assert p.kg.get(tid).valid_to is None
+    app.knowledge.confirm_end()
     assert p.kg.get(tid).valid_to is not None
     app.knowledge.as_of.value = "not a date"
-    app.knowledge.lookup()
-    assert "pz-error" in app.knowledge.note.object
+    assert "pz-error" in app.knowledge.find.fields["as_of"].error.object
 
 
 def test_navigate_draws_the_path_and_lists_costs():

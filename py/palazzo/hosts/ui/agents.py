@@ -17,7 +17,9 @@ from typing import Any
 
 import panel as pn
 
+from palazzo.errors import ValidationError
 from palazzo.hosts.ui.common import Context, html_pane, message, table
+from palazzo.hosts.ui.forms import Field, Form
 
 CHUNK_S = 0.25
 # Between steps the interface sleeps on a real timer: a zero-length sleep is rescheduled
@@ -41,14 +43,19 @@ class AgentsView:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.agents = pn.widgets.IntInput(name="Agents", value=5, start=1, end=100,
+        # No start/end bounds on the inputs: BokehJS would clamp a typed 0 without a word.
+        # run_swarm's schema holds the bounds, and the form says which one is broken.
+        self.agents = pn.widgets.IntInput(name="Agents", value=5,
                                           css_classes=["pz-swarm-agents"])
-        self.cycles = pn.widgets.IntInput(name="Cycles", value=100, start=1, end=10_000,
+        self.cycles = pn.widgets.IntInput(name="Cycles", value=100,
                                           css_classes=["pz-swarm-cycles"])
-        self.seed = pn.widgets.IntInput(name="Seed", value=0, start=0,
-                                        css_classes=["pz-swarm-seed"])
+        self.seed = pn.widgets.IntInput(name="Seed", value=0, css_classes=["pz-swarm-seed"])
         self.run_button = pn.widgets.Button(name="Run swarm", button_type="primary",
                                             css_classes=["pz-swarm-run"])
+        self.form = Form(ctx, "run_swarm", {"agents": Field(self.agents, "swarm-agents"),
+                                            "cycles": Field(self.cycles, "swarm-cycles"),
+                                            "seed": Field(self.seed, "swarm-seed")},
+                         self.run_button, self._args)
         self.cancel = pn.widgets.Button(name="Cancel", disabled=True,
                                         css_classes=["pz-swarm-cancel"])
         self.progress = pn.widgets.Progress(name="Progress", value=0, max=100,
@@ -60,7 +67,7 @@ class AgentsView:
         self.running = False
         self.run_button.on_click(self._start)
         self.cancel.on_click(lambda _e: self._cancel())
-        self.view = pn.Column(pn.Row(self.agents, self.cycles, self.seed),
+        self.view = pn.Column(pn.Row(*(f.view for f in self.form.fields.values())),
                               pn.Row(self.run_button, self.cancel), self.progress, self.note,
                               self.list, sizing_mode="stretch_width")
         ctx.on_refresh(self.refresh)
@@ -71,20 +78,38 @@ class AgentsView:
         agents = self.ctx.call("list_agents")["agents"]
         rows = [(a["name"], a["archetype"], f'{a["temperature"]:.2f}', a["diary_entries"])
                 for a in agents]
-        self.list.object = "<h3>Agents</h3>" + table(["name", "archetype", "temperature",
-                                                      "diary entries"], rows, "agents-list")
+        self.list.object = "<h3>Agents of this palace</h3>" + (
+            table(["name", "archetype", "temperature", "diary entries"], rows, "agents-list")
+            if rows else message("No agents are kept in this palace: a run uses as many "
+                                 "transient agents as you ask for, one archetype after "
+                                 "another.", "info", "agents-list"))
 
     def _cancel(self) -> None:
         self._cancelled = True
 
+    def _args(self) -> dict[str, Any]:
+        return {"agents": self.agents.value, "cycles": self.cycles.value,
+                "seed": self.seed.value, "stop_on_converge": False}
+
     async def _start(self, _event: Any = None) -> None:
-        await self.run(int(self.agents.value), int(self.cycles.value), int(self.seed.value))
+        """Run the swarm the form describes, or show why not next to the field at fault."""
+        args = self.form.check(show_all=True)
+        if args is not None:
+            await self.run(args["agents"], args["cycles"], args["seed"])
 
     async def run(self, agents: int, cycles: int, seed: int) -> dict[str, Any]:
         """Run ``cycles`` swarm cycles in chunks; return {"cycles_run", "cancelled"}."""
         if self.running:
             return {"cycles_run": 0, "cancelled": False}
+        try:  # the same check as the form's: a call from Python gets no silent default either
+            self.ctx.bridge.registry.check("run_swarm", {"agents": agents, "cycles": cycles,
+                                                         "seed": seed})
+        except ValidationError as err:
+            if not self.form.place(err):
+                self.note.object = message(str(err), "error", "swarm-note")
+            return {"cycles_run": 0, "cancelled": False}
         self.running, self._cancelled = True, False
+        self.form.busy = True
         self.run_button.disabled, self.cancel.disabled = True, False
         self.progress.max, self.progress.value = cycles, 0
         self.note.object = message(f"Running {cycles} cycles…", "info", "swarm-note")
@@ -110,7 +135,8 @@ class AgentsView:
                     self.note, f"{state}: {done} of {cycles} cycles; {last['visited']} nodes "
                     f"visited; pheromone mass {last['pheromone_mass']:.2f}.", "swarm-note")
         finally:
-            self.running = False
-            self.run_button.disabled, self.cancel.disabled = False, True
+            self.running = self.form.busy = False
+            self.cancel.disabled = True
+            self.form.check()  # Run is enabled again when the form is valid
             self.ctx.changed()
         return {"cycles_run": done, "cancelled": self._cancelled}
