@@ -198,7 +198,7 @@ class PalaceMap:
         for (w, _), n in drawers.items():
             per_wing.setdefault(w, []).append(n)
         names = sorted(lay.wings)
-        self.wings.data = {
+        put(self.wings, {
             "x": [lay.wings[w][0] for w in names], "y": [lay.wings[w][1] for w in names],
             "r": [lay.wings[w][2] for w in names], "wing": names,
             "rooms": [len(per_wing[w]) for w in names],
@@ -206,14 +206,14 @@ class PalaceMap:
             "lx": [labels.wing_xy[w][0] for w in names],
             "ly": [labels.wing_xy[w][1] for w in names],
             "text": [labels.wing_text[w] for w in names],
-        }
-        self.nodes.data = {"x": [0.0, *(lay.doors[w][0] for w in names)],
+        })
+        put(self.nodes, {"x": [0.0, *(lay.doors[w][0] for w in names)],
                            "y": [0.0, *(lay.doors[w][1] for w in names)],
                            "node": ["palace", *(f"wing:{w}" for w in names)],
-                           "marker": ["star", *(["square"] * len(names))]}
-        self.spokes.data = {"x0": [0.0] * len(names), "y0": [0.0] * len(names),
+                           "marker": ["star", *(["square"] * len(names))]})
+        put(self.spokes, {"x0": [0.0] * len(names), "y0": [0.0] * len(names),
                             "x1": [lay.doors[w][0] for w in names],
-                            "y1": [lay.doors[w][1] for w in names]}
+                            "y1": [lay.doors[w][1] for w in names]})
         self._set_links(lay)
         self._set_rooms(keys, lay, labels)
         self._where = {f"room:{w}/{r}": (x, y) for (w, r), (x, y, _) in lay.rooms.items()}
@@ -227,7 +227,7 @@ class PalaceMap:
         for box in labels.boxes:
             x0, y0, x1, y1 = min(x0, box.x0), min(y0, box.y0), max(x1, box.x1), max(y1, box.y1)
         pad = 0.03 * max(x1 - x0, y1 - y0)
-        self.frame.data = {"x": [x0 - pad, x1 + pad], "y": [y0 - pad, y1 + pad]}
+        put(self.frame, {"x": [x0 - pad, x1 + pad], "y": [y0 - pad, y1 + pad]})
 
     def _set_links(self, lay: maplayout.Layout) -> None:
         """Draw one line per pair of wings joined by halls or tunnels, as wide as the log of
@@ -236,19 +236,18 @@ class PalaceMap:
         wing_of = {f"room:{w}/{r}": w for w, r in lay.rooms}
         pairs = sorted(bundles(graph["links"], wing_of).items())
         ends = [chord(lay.wings[a], lay.wings[b]) for (a, b), _ in pairs]
-        self.links.data = {
+        put(self.links, {
             "x0": [e[0] for e in ends], "y0": [e[1] for e in ends],
             "x1": [e[2] for e in ends], "y1": [e[3] for e in ends],
             "width": [1.5 + 1.5 * math.log2(1 + c["HALL"] + c["TUNNEL"]) for _, c in pairs],
             "colour": [BUNDLE_COLOURS["TUNNEL" if c["TUNNEL"] else "HALL"] for _, c in pairs],
             "wings": [f"{a} ↔ {b}" for (a, b), _ in pairs],
             "halls": [c["HALL"] for _, c in pairs], "tunnels": [c["TUNNEL"] for _, c in pairs],
-        }
+        })
 
     def _set_rooms(self, keys: list[tuple[str, str]], lay: maplayout.Layout,
                    labels: maplayout.Labels) -> None:
-        """Send the rooms' columns: numbers as arrays (binary on the wire); only the columns
-        that changed when the rooms are the same ones (a drawer added sends a few numbers)."""
+        """Send the rooms' columns (numbers as arrays: binary on the wire) that changed."""
         rows = [lay.rooms[k] for k in keys]
         new = {
             "x": np.array([p[0] for p in rows]), "y": np.array([p[1] for p in rows]),
@@ -264,13 +263,7 @@ class PalaceMap:
             "xo": np.array([a[2] for a in labels.room_align]),
             "yo": np.array([a[3] for a in labels.room_align]),
         }
-        old = self.rooms.data
-        if list(old.get("label", [])) != new["label"]:
-            self.rooms.data = new
-            return
-        changed = {k: v for k, v in new.items() if not _same(old[k], v)}
-        if changed:
-            self.rooms.data.update(changed)
+        put(self.rooms, new)
 
     def show_heat(self) -> None:
         """Colour the rooms by the selected pheromone kind and say what the colours mean;
@@ -337,6 +330,19 @@ class PalaceMap:
         self.drawers.object = (f'<h3 data-testid="room-title">{esc(wing)} / {esc(room)} '
                                f'({found["total"]} drawers)</h3>'
                                + table(["drawer", "text"], rows, "room-drawers"))
+
+
+def put(source: ColumnDataSource, new: dict[str, Any]) -> None:
+    """Give ``source`` the columns ``new``, sending only those that changed when the row
+    count is the same (a drawer added sends a few numbers, an unchanged refresh nothing);
+    the whole data when rows came or went. Cost: a comparison of each column."""
+    old = source.data
+    if set(old) != set(new) or any(len(old[k]) != len(v) for k, v in new.items()):
+        source.data = new
+        return
+    changed = {k: v for k, v in new.items() if not _same(old[k], v)}
+    if changed:
+        source.data.update(changed)
 
 
 def _toward(a: tuple[float, ...], b: tuple[float, ...], t: float) -> tuple[float, float]:
