@@ -90,7 +90,7 @@ ROOM_XY = """(label) => {
 def test_first_launch_shows_the_demo_palace_and_its_map(session):
     page = session
     status = text_of(page, "palace-status")
-    assert "Demo palace" in status and "storage: opfs" in status
+    assert "Demo palace" in status and "saved in this browser" in status
     assert re.search(r"\b\d+ drawers\b", status)
     tab(page, "Map")
     assert page.locator(".pz-tabs canvas").count() >= 1

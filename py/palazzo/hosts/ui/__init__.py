@@ -2,8 +2,11 @@
 
 This package is a host: it is the only place in :mod:`palazzo` that imports Panel, and it
 reads and changes the palace only through the bridge's operations. :func:`build_app` lays the
-views out as tabs under a status line; after any change a view calls ``ctx.changed()`` and
-every view reloads what it shows.
+views out as tabs under a status line, the first tab a welcome that says what to do; each
+advanced tab opens with one line saying what it shows and why one would use it. After any
+change a view calls ``ctx.changed()`` and every view reloads what it shows.
+
+The tab strip is Bokeh's; web/tabs.js gives it the WAI-ARIA tab roles and keys in the page.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import panel as pn
 
 from palazzo.hosts.bridge import Bridge
 from palazzo.hosts.ui.agents import AgentsView
-from palazzo.hosts.ui.common import CSS, Context
+from palazzo.hosts.ui.common import CSS, Context, intro
 from palazzo.hosts.ui.drawers import AddView, SearchView
 from palazzo.hosts.ui.explore import HeatView, NavigateView
 from palazzo.hosts.ui.files import FilesView
@@ -20,9 +23,28 @@ from palazzo.hosts.ui.knowledge import KnowledgeView
 from palazzo.hosts.ui.palacemap import PalaceMap
 from palazzo.hosts.ui.provenance import ProvenanceView
 from palazzo.hosts.ui.status import StatusLine
+from palazzo.hosts.ui.welcome import WelcomeView
 
-TABS = ("Map", "Search", "Add", "Heat", "Navigate", "Knowledge", "Agents", "Provenance",
-        "Palaces & files")
+TABS = ("Start", "Map", "Search", "Add", "Heat", "Navigate", "Knowledge", "Agents",
+        "Provenance", "Palaces & files")
+
+# The one line each tab beyond the first three opens with: what it shows, why use it.
+INTROS = {
+    "Map": "Your wings and rooms as a map: bigger dots hold more drawers, darker ones are "
+           "visited more. Click a room to list its drawers.",
+    "Heat": "How much each room has been explored and used (pheromone heat), to see what "
+            "your palace leans on and what it forgets.",
+    "Navigate": "Find a path from one room to another that follows meaning and past use, "
+                "to see how two topics connect.",
+    "Knowledge": "Facts about people, places and things (subject, predicate, object) with "
+                 "the dates they held, to ask what was true when.",
+    "Agents": "Let a swarm of small agents walk the palace and leave trails, which shape "
+              "the heat and the paths that navigation prefers.",
+    "Provenance": "Cut a signed slice of a conversation and verify it, to prove which turns "
+                  "an answer was given and that none was changed.",
+    "Palaces & files": "Download this palace as a file, import one, or open, start and "
+                       "delete palaces kept in this browser.",
+}
 
 
 class App:
@@ -31,6 +53,7 @@ class App:
     def __init__(self, bridge: Bridge) -> None:
         self.ctx = Context(bridge)
         self.status = StatusLine(self.ctx)
+        self.welcome = WelcomeView(self.ctx, self.show, self.try_search)
         self.map = PalaceMap(self.ctx)
         self.search = SearchView(self.ctx)
         self.add = AddView(self.ctx)
@@ -40,20 +63,44 @@ class App:
         self.agents = AgentsView(self.ctx)
         self.provenance = ProvenanceView(self.ctx)
         self.files = FilesView(self.ctx)
-        views = (self.map, self.search, self.add, self.heat, self.navigate, self.knowledge,
-                 self.agents, self.provenance, self.files)
-        self.tabs = pn.Tabs(*((name, v.view) for name, v in zip(TABS, views, strict=True)),
+        views = (self.welcome, self.map, self.search, self.add, self.heat, self.navigate,
+                 self.knowledge, self.agents, self.provenance, self.files)
+        self.tabs = pn.Tabs(*((name, self._opened(name, v.view))
+                              for name, v in zip(TABS, views, strict=True)),
                             dynamic=False, sizing_mode="stretch_width",
                             css_classes=["pz-tabs"])
         self.layout = pn.Column(
             pn.pane.HTML('<h1 class="pz-title">palazzo</h1>', sizing_mode="stretch_width"),
-            self.status.pane, self.tabs, sizing_mode="stretch_width", design=pn.theme.Native)
+            self.status.pane, self.tabs, sizing_mode="stretch_width", design=pn.theme.Native,
+            css_classes=["pz-app"])
+
+    @staticmethod
+    def _opened(name: str, view: pn.viewable.Viewable) -> pn.viewable.Viewable:
+        """Return ``view`` under its tab's intro line, or as it is for a tab without one."""
+        if name not in INTROS:
+            return view
+        return pn.Column(intro(INTROS[name], name), view, sizing_mode="stretch_width")
+
+    def show(self, name: str) -> None:
+        """Switch to the tab called ``name`` (one of TABS); returns None."""
+        self.tabs.active = TABS.index(name)
+
+    def try_search(self, query: str) -> None:
+        """Search for ``query`` as if typed into the Search tab, and show that tab."""
+        box = self.search.query
+        box.value_input = query
+        if box.value == query:
+            self.search.run()  # the same query again: no change event to run it
+        else:
+            box.value = query
+        self.show("Search")
 
 
 def build_app(bridge: Bridge) -> pn.viewable.Viewable:
     """Return the palazzo Panel layout for the bridge's open palace (the app object is kept
     on the layout as ``palazzo_app`` for hosts and tests)."""
-    pn.config.raw_css = [*pn.config.raw_css, CSS]
+    if CSS not in pn.config.raw_css:  # raw_css reaches every component's shadow root
+        pn.config.raw_css = [*pn.config.raw_css, CSS]
     app = App(bridge)
     app.layout.palazzo_app = app
     bridge.hooks.refresh_ui = app.ctx.changed  # changes made through the page's RPC

@@ -148,4 +148,42 @@ CSS = """
 .pz-drawer-text { white-space: pre-wrap; border: 1px solid #ddd; padding: 8px; }
 .pz-status-line { font-size: 0.9em; color: #333; }
 .pz-warn { color: #8a5a00; font-weight: 600; }
+.pz-status-detail { display: inline; margin-left: 0.6em; color: #555; }
+.pz-status-detail summary { display: inline; cursor: pointer; text-decoration: underline; }
+.pz-intro { margin: 4px 0 8px 0; color: #3d4452; max-width: 60em; }
+.pz-welcome-title { font-size: 1.25em; margin: 8px 0 4px 0; }
+.pz-welcome-what, .pz-welcome-line { max-width: 40em; line-height: 1.45; }
+.pz-welcome-do { font-size: 1.05em; margin: 12px 0 0 0; }
+.pz-import-button { font: inherit; font-weight: 600; padding: 6px 14px; border-radius: 4px;
+  border: 1px solid #1a5fb4; background: #1a5fb4; color: #fff; cursor: pointer; }
+.pz-import-button:hover { background: #164f96; }
+.pz-action-help { margin-left: 8px; color: #555; font-size: 0.9em; }
+/* Keyboard focus must be seen: a 3 px ring on every focusable control (Bokeh draws a 1 px
+   light-grey dotted line on tabs and nothing on some widgets). */
+:focus-visible { outline: 3px solid #1a5fb4 !important; outline-offset: 2px !important; }
+/* Bokeh's tab strip does not wrap; on a phone it would be wider than the screen. */
+.bk-header { flex-wrap: wrap !important; }
+.bk-tab { padding: 6px 10px; }
+/* Narrow screens: Panel gives a stretching layout the sum (Row) or the widest (Column) of its
+   children's fixed widths as an inline min-width, so one Row of three 300 px widgets made the
+   whole page 1234 px wide on a phone. Layouts stacked in a Column or a Tabs may shrink (a
+   Column inside a Row keeps its own: it is a form field), Rows wrap, tables scroll in their
+   own box, long tokens break. !important beats the inline min-width Panel sets. */
+:host(.bk-panel-models-layout-Column) > .bk-panel-models-layout-Column,
+:host(.bk-panel-models-layout-Column) > .bk-Row,
+:host(.bk-panel-models-layout-Column) > .bk-panel-models-tabs-Tabs,
+:host(.bk-panel-models-tabs-Tabs) > .bk-panel-models-layout-Column,
+:host(.bk-panel-models-tabs-Tabs) > .bk-Row { min-width: 0 !important; }
+:host(.bk-Row) { flex-wrap: wrap !important; }
+.pz-table { display: block; max-width: 100%; overflow-x: auto; }
+.pz-msg, .pz-snippet, .pz-status-line, .pz-intro, code { overflow-wrap: anywhere; }
+.bk-tab.bk-active { font-weight: 600; color: #1d2330 !important; }
 """
+
+
+def intro(text: str, tab: str) -> pn.pane.HTML:
+    """Return the pane of the one line a tab opens with: ``text`` escaped, in a paragraph
+    named ``intro-<tab>`` for tests (``tab`` lower-cased, non-letters as dashes)."""
+    slug = "".join(c if c.isalnum() else "-" for c in tab.lower()).strip("-")
+    return pn.pane.HTML(f'<p class="pz-intro" data-testid="intro-{esc(slug)}">{esc(text)}</p>',
+                        sizing_mode="stretch_width", css_classes=["pz-intro-pane"])

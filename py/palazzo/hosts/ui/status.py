@@ -1,4 +1,6 @@
-"""The status line: palace name, counts, embedder, storage backend, last save, warnings."""
+"""The status line in plain words: which palace, how big, what search can do right now, where
+it is kept, and warnings; the technical detail (embedder, backend, save time) sits in a
+``<details>`` under it for whoever wants it."""
 
 from __future__ import annotations
 
@@ -7,31 +9,65 @@ from typing import Any
 
 from palazzo.hosts.ui.common import Context, esc, html_pane
 
+# How the status line names the storage backends (persist.storage's root kinds).
+KEPT = {"opfs": "saved in this browser", "indexeddb": "saved in this browser",
+        "directory": "saved on disk", "memory": "kept in memory only (not saved)"}
 
-def status_html(status: dict[str, Any], storage: dict[str, Any] | None) -> str:
-    """Return the status line for palace and storage status dicts (escaped)."""
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """Return ``n`` with thousands separators and the noun in the right number."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def search_words(status: dict[str, Any], model_coming: bool) -> str:
+    """Return what search can do now, in words: semantic search ready, embedding k of n,
+    or keyword search only (and why). ``model_coming`` says the host attaches a language
+    model later (the browser worker does, after the first render). Costs nothing."""
     emb = status.get("embedder") or {}
+    drawers, embedded = status["drawers"], status.get("embedded", 0)
+    if not emb.get("name"):
+        why = "the language model is loading" if model_coming else "no language model"
+        return f"keyword search only ({why})"
+    kind = "similarity" if emb["name"] == "hash" else "semantic"
+    if drawers == 0 or embedded >= drawers:
+        return f"{kind} search ready"
+    return f"{kind} search: embedding {embedded:,} of {drawers:,}…"
+
+
+def status_html(status: dict[str, Any], storage: dict[str, Any] | None,
+                model_coming: bool = False) -> str:
+    """Return the status line for palace and storage status dicts, all user text escaped:
+    a plain sentence ("Demo palace · 23 drawers in 10 rooms of 6 wings · semantic search
+    ready · saved in this browser"), warnings, and a closed <details> with the jargon."""
+    emb = status.get("embedder") or {}
+    size = (plural(status["drawers"], "drawer") + " in " + plural(status["rooms"], "room")
+            + " of " + plural(status["wings"], "wing"))
     parts = [
         f'<b data-testid="status-name">{esc(status["name"])}</b>',
-        f'<span data-testid="status-counts">{status["wings"]} wings · {status["rooms"]} rooms'
-        f' · {status["drawers"]} drawers · {status["entities"]} entities</span>',
-        f'<span data-testid="status-embedder">embedder: {esc(emb.get("name") or "none yet")}'
-        f' ({status.get("embedded", 0)}/{status["drawers"]} embedded)</span>',
+        f'<span data-testid="status-counts">{esc(size)}</span>',
+        f'<span data-testid="status-search">{esc(search_words(status, model_coming))}</span>',
     ]
+    detail = [f'{plural(status["entities"], "entity", "entities")} in the knowledge graph',
+              f'embedder: {emb.get("name") or "none yet"} '
+              f'({status.get("embedded", 0):,}/{status["drawers"]:,} drawers embedded)']
+    warnings = []
     if storage is not None:
         st = storage.get("status") or {}
         saved = st.get("last_saved")
         when = time.strftime("%H:%M:%S", time.localtime(saved)) if saved else "not yet"
-        parts.append(f'<span data-testid="status-storage">storage: {esc(storage["backend"])}'
-                     f' · last save {esc(when)}</span>')
+        kept = KEPT.get(storage["backend"], f'saved ({storage["backend"]})')
+        parts.append(f'<span data-testid="status-storage">{esc(kept)}</span>')
+        detail.append(f'storage: {storage["backend"]} · last save {when}')
         if st.get("read_only"):
-            parts.append('<span class="pz-warn" data-testid="status-read-only">read-only: '
-                         "this palace is open in another tab</span>")
+            warnings.append('<span class="pz-warn" data-testid="status-read-only">read-only: '
+                            "this palace is open in another tab</span>")
         if st.get("problem"):
-            parts.append(f'<span class="pz-warn" data-testid="status-problem">'
-                         f'{esc(st["problem"])}</span>')
+            warnings.append(f'<span class="pz-warn" data-testid="status-problem">'
+                            f'{esc(st["problem"])}</span>')
+    details = (f'<details class="pz-status-detail"><summary>Details</summary>'
+               f'<span data-testid="status-detail">{esc(" · ".join(detail))}</span></details>')
     return ('<div class="pz-status-line" data-testid="palace-status">'
-            + " &nbsp;|&nbsp; ".join(parts) + "</div>")
+            + " · ".join(parts + warnings) + details + "</div>")
 
 
 class StatusLine:
@@ -44,9 +80,12 @@ class StatusLine:
         self.refresh()
 
     def refresh(self) -> None:
-        """Reload the palace and storage status."""
+        """Reload the palace and storage status (two operation calls)."""
         status = self.ctx.call("palace_status")
         storage = None
-        if getattr(self.ctx.bridge, "library", None) is not None:
+        # A host with a library (the browser worker) attaches the language model after the
+        # first render, so "no embedder" there means it is still loading.
+        library = getattr(self.ctx.bridge, "library", None) is not None
+        if library:
             storage = self.ctx.call("storage_status")
-        self.pane.object = status_html(status, storage)
+        self.pane.object = status_html(status, storage, model_coming=library)
