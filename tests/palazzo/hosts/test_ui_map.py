@@ -90,6 +90,9 @@ def test_labels_shown_never_overlap(rooms):
         for other, (x, y, r) in lay.rooms.items():
             if other != k:
                 assert not box.meets(maplayout.Box(x - r, y - r, x + r, y + r))
+        node = maplayout.NODE_PX / 2 / scale  # nor the palace's or a wing door's marker
+        for x, y in ((0.0, 0.0), *lay.doors.values()):
+            assert not box.meets(maplayout.Box(x - node, y - node, x + node, y + node))
 
 
 def test_labels_thin_out_as_rooms_crowd_in_and_the_demo_shows_them_all():

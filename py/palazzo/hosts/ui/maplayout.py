@@ -27,6 +27,7 @@ WING_PAD = 0.7  # between a wing's outermost room dot and its disc's edge
 RING_GAP = 1.2  # between two wings' discs, and between the palace and the nearest disc
 PLAN_PX = 360.0  # the map's shorter side on a 390 px wide phone: labels planned for it
 LABEL_PAD_PX = 3.0  # between a dot and its label
+NODE_PX = 12.0  # the palace and wing-door markers' size on screen (with their outline)
 CHAR_EM = 0.62  # an estimated character's width in ems (Helvetica's widest lowercase is ~0.6)
 
 
@@ -212,6 +213,9 @@ def place_labels(lay: Layout, keys: list[tuple[str, str]], px: float = PLAN_PX) 
     dots = {k: Box(x - r, y - r, x + r, y + r) for k, (x, y, r) in lay.rooms.items()}
     for b in dots.values():
         dots_grid.add(b)
+    node = NODE_PX / 2 / scale  # the palace's and the wing doors' markers block labels too
+    for x, y in ((0.0, 0.0), *lay.doors.values()):
+        dots_grid.add(Box(x - node, y - node, x + node, y + node))
     out = Labels()
     gap = (WING_FONT_PX * 1.25 + 2 * LABEL_PAD_PX) / scale
     for w, (cx, cy, rad) in sorted(lay.wings.items(), key=lambda kv: (-kv[1][2], kv[0])):
