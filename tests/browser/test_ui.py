@@ -184,8 +184,9 @@ def test_swarm_reports_progress_stays_responsive_and_can_be_cancelled(session):
     page.locator(".pz-swarm-cycles input").press("Enter")
     page.locator(".pz-swarm-run button").click()
     page.wait_for_function("""() => {
-        const find = (root) => { const p = root.querySelector('.pz-swarm-progress progress,'
-            + ' progress'); if (p) return p; for (const h of root.querySelectorAll('*'))
+        const find = (root) => { const w = root.querySelector('.pz-swarm-progress');
+            if (w) return (w.shadowRoot ?? w).querySelector('progress') ?? w.querySelector(
+            'progress'); for (const h of root.querySelectorAll('*'))
             if (h.shadowRoot) { const f = find(h.shadowRoot); if (f) return f; } return null; };
         const p = find(document); return p && Number(p.value) > 0; }""")
     # The page's own calls are answered while the swarm runs.
