@@ -135,7 +135,7 @@ def test_heat_kind_recolours_with_a_legend_and_the_frame_is_never_empty():
         m.kind.value = kind
         heat = np.asarray(m.rooms.data["heat"])
         assert m.mapper.high == (heat.max() if heat.max() > 0 else 1.0)
-        assert f"<b>{kind}</b> heat" in m.legend.object
+        assert f"<b>{kind}</b> heat" in m.legend.object and m.bar.title == f"{kind} heat"
     assert np.asarray(m.rooms.data["heat"]).max() > 0  # the deposit warmed the path's rooms
     empty = build_app(Bridge(Palace(clock=lambda: 0.0))).palazzo_app.map
     assert len(empty.frame.data["x"]) == 2 and empty.rooms.data["x"] == []

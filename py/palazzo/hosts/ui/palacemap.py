@@ -169,8 +169,9 @@ class PalaceMap:
                                 text_align={"field": "align"},
                                 text_baseline={"field": "base"},
                                 x_offset={"field": "xo"}, y_offset={"field": "yo"}))
-        fig.add_layout(ColorBar(color_mapper=self.mapper, orientation="horizontal",
-                                title="heat", height=10, location="bottom_left"), "below")
+        self.bar = ColorBar(color_mapper=self.mapper, orientation="horizontal",
+                            title="exploration heat", height=10, location="bottom_left")
+        fig.add_layout(self.bar, "below")
         fig.add_tools(
             TapTool(renderers=[dots]),
             HoverTool(renderers=[dots], tooltips=[("room", "@wing / @room"),
@@ -274,6 +275,7 @@ class PalaceMap:
         if not _same(self.rooms.data.get("heat", []), values):
             self.rooms.data["heat"] = values
         self.mapper.high = top if top > 0 else 1.0  # a 0..0 scale would divide by zero
+        self.bar.title = f"{kind} heat"
         hot = sum(1 for v in values if v > 0)
         self.legend.object = (
             f'<p class="pz-map-legend-text" data-testid="map-legend">Colour: '
