@@ -109,10 +109,9 @@ class KnowledgeView:
         fig.scatter("x", "y", size=14, fill_color="colour", line_color="#333", source=self.nodes)
         fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.nodes, y_offset=8,
                                 text_font_size="9pt", text_align="center"))
+        # Nothing here is shown or hidden later: a pane first rendered hidden stayed hidden
+        # in Chromium, and models added after the first render were unknown to the page.
         self.graph = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
-        # Parts that come and go are put into and taken out of these slots rather than
-        # toggled with ``visible``: a pane first rendered hidden stayed hidden in Chromium.
-        self.graph_slot = pn.Column(sizing_mode="stretch_width")
         # -- end a fact -------------------------------------------------------------------
         self.end_pick = pn.widgets.Select(name="Fact to end", options={PICK: None},
                                           css_classes=["pz-kg-end-pick"])
@@ -128,10 +127,11 @@ class KnowledgeView:
         self.yes = pn.widgets.Button(name="Yes, end it", button_type="danger",
                                      css_classes=["pz-kg-end-yes"])
         self.keep = pn.widgets.Button(name="Keep it", css_classes=["pz-kg-end-no"])
-        self.confirm_box = pn.Row(sizing_mode="stretch_width")
+        self.yes.disabled = self.keep.disabled = True  # enabled while a question is asked
+        self.confirm_box = pn.Row(self.question, self.yes, self.keep,
+                                  sizing_mode="stretch_width")
         self.end_note = html_pane("kg-end-note")
-        self.undo = pn.widgets.Button(name="Undo", css_classes=["pz-kg-undo"])
-        self.undo_slot = pn.Row()
+        self.undo = pn.widgets.Button(name="Undo", disabled=True, css_classes=["pz-kg-undo"])
         # -- add a fact -------------------------------------------------------------------
         self.subject = pn.widgets.TextInput(name="Subject", css_classes=["pz-kg-subject"])
         self.predicate = pn.widgets.TextInput(name="Relation", placeholder="e.g. lives in",
@@ -161,12 +161,12 @@ class KnowledgeView:
         self.view = pn.Column(
             pn.Row(self.find.fields["entity"].view, self.find.fields["as_of"].view, self.look,
                    sizing_mode="stretch_width"),
-            self.found, self.matches, self.note, self.facts, self.graph_slot, self.timeline,
+            self.found, self.matches, self.note, self.facts, self.graph, self.timeline,
             pn.pane.HTML("<h3>End a fact</h3>"),
             pn.Row(self.end_form.fields["triple_id"].view, self.end_form.fields["ended"].view,
                    self.end),
             self.confirm_box,
-            pn.Row(self.end_note, self.undo_slot, sizing_mode="stretch_width"),
+            pn.Row(self.end_note, self.undo, sizing_mode="stretch_width"),
             pn.pane.HTML("<h3>Add a fact</h3>"),
             pn.Row(*(f.view for f in self.add_form.fields.values())), self.add, self.add_note,
             pn.pane.HTML("<h3>Contradictions</h3>"), self.contradictions,
@@ -257,8 +257,7 @@ class KnowledgeView:
                                 else message("No facts at that date.", "info", "kg-facts")))
         nodes, links = ring(key, out["facts"])
         self.links.data, self.nodes.data = links, nodes
-        if not self.graph_slot.objects:
-            self.graph_slot.objects = [self.graph]
+
         line = self.ctx.call("kg_timeline", {"entity": key, "limit": 200})["facts"]
         self.timeline.object = ("<h3>Timeline</h3>"
                                 + table(FACT_COLUMNS, [_fact_row(f) for f in line],
@@ -285,19 +284,21 @@ class KnowledgeView:
         self.question.object = (
             f'<p class="pz-msg pz-warn" data-testid="kg-confirm">End “{esc(label)}” on '
             f'{esc(args["ended"])}? It stays in the timeline but is no longer current.</p>')
-        self.confirm_box.objects = [self.question, self.yes, self.keep]
+        self.yes.disabled = self.keep.disabled = False
         self.end.disabled = True
 
     def cancel_end(self) -> None:
         """Close the confirm step without ending anything."""
         self.ending = None
-        self.confirm_box.objects = []
+        self.question.object = ""
+        self.yes.disabled = self.keep.disabled = True
         self.end_form.check()
 
     def confirm_end(self) -> dict[str, Any] | None:
         """End the fact the confirm step names; offer Undo. Returns the ended fact or None."""
         args, self.ending = self.ending, None
-        self.confirm_box.objects = []
+        self.question.object = ""
+        self.yes.disabled = self.keep.disabled = True
         if args is None:
             return None
         out = self.end_form.run(lambda _a: self.ctx.call("kg_invalidate", args),
@@ -306,7 +307,7 @@ class KnowledgeView:
             return None
         fact = out["ended"][0]
         self.ended = fact
-        self.undo_slot.objects = [self.undo]
+        self.undo.disabled = False
         self.ctx.changed()
         self.ctx.confirm(self.end_note, f"Ended “{fact_text(fact)}” on "
                          f"{fact['valid_to'][:10]}.", "kg-end-note")
@@ -316,7 +317,7 @@ class KnowledgeView:
         """Make the fact just ended current again (kg_reopen clears its end date and its
         invalidation time; nothing else about it changed). Returns it, or None."""
         fact, self.ended = self.ended, None
-        self.undo_slot.objects = []
+        self.undo.disabled = True
         if fact is None:
             return None
         out = self.ctx.attempt(self.end_note, lambda: self.ctx.call(
