@@ -107,8 +107,8 @@ def test_search_open_edit_and_delete(session):
     tab(page, "Search")
     page.locator(".pz-search-query input").fill("sourdough starter")
     page.locator(".pz-search-query input").press("Enter")
-    assert "Sourdough" in wait_text(page, "search-results", "Sourdough")
-    page.locator(".pz-open select").select_option(index=1)
+    assert "Sourdough" in wait_text(page, "search-result", "Sourdough")
+    page.locator(".pz-result-open button:visible").first.click()
     assert "Sourdough" in wait_text(page, "drawer-text", "Sourdough")
     page.locator(".pz-drawer-edit textarea").fill("Sourdough starter: feed it every morning.")
     page.locator(".pz-drawer-save button").click()
@@ -117,9 +117,7 @@ def test_search_open_edit_and_delete(session):
     assert found["results"][0]["content"] == "Sourdough starter: feed it every morning."
     drawer_id = found["results"][0]["drawer_id"]
     page.locator(".pz-drawer-delete button").click()
-    wait_text(page, "drawer-note", "Tick the box")
-    page.locator(".pz-drawer-confirm input").check()
-    page.locator(".pz-drawer-delete button").click()
+    page.locator(".pz-drawer-delete-yes button").click()
     wait_text(page, "drawer-note", "deleted")
     code = page.evaluate(f"""window.palazzo.call('get_drawer', {{drawer_id: '{drawer_id}'}})
                              .then(() => null, (e) => e.code)""")
@@ -141,9 +139,9 @@ def test_add_warns_about_duplicates_and_hostile_text_stays_text(session):
     tab(page, "Search")
     page.locator(".pz-search-query input").fill("pasted snippet")
     page.locator(".pz-search-query input").press("Enter")
-    shown = wait_text(page, "search-results", "pasted")
+    shown = wait_text(page, "search-result", "pasted")
     assert "<img src=x" in shown and "<script>" in shown  # shown as text
-    page.locator(".pz-open select").select_option(index=1)
+    page.locator(".pz-result-open button:visible").first.click()
     assert "onerror" in wait_text(page, "drawer-text", "onerror")
     assert page.locator("img[src='x']").count() == 0
     assert page.evaluate("window.__pwned === undefined")

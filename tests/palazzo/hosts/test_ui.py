@@ -54,9 +54,10 @@ def test_drawer_text_is_escaped_in_search_detail_and_room_list():
     p.add_drawer("w", "r", f"hostile {XSS} text")
     app, _ = app_for(p)
     app.search.query.value = "hostile"
-    app.search.pick.value = list(app.search.pick.options.values())[1]
+    app.search.open(app.search.shown[0]["drawer_id"])
     app.map.show_room("w", "r")
-    for html in (app.search.results.object, app.search.meta.object, app.map.drawers.object):
+    card = app.search.cards.objects[0].objects[1].object
+    for html in (card, app.search.meta.object, app.map.drawers.object):
         assert "<img" not in html and "<script" not in html
         assert "&lt;script&gt;alert(2)&lt;/script&gt;" in html
 
@@ -64,19 +65,17 @@ def test_drawer_text_is_escaped_in_search_detail_and_room_list():
 def test_search_open_edit_and_delete_with_confirmation():
     app, p = demo_app()
     app.search.query.value = "sourdough starter"
-    first = list(app.search.pick.options.values())[1]
-    app.search.pick.value = first
+    first = app.search.shown[0]["drawer_id"]
+    app.search.cards.objects[0].objects[0].clicks += 1  # the card's button
     assert "Sourdough" in app.search.text.value
     app.search.text.value = "Sourdough starter: feed it daily."
     app.search._save()
     assert p.drawer(first).content == "Sourdough starter: feed it daily."
     edited = app.search.opened
     assert edited == p.drawer(first).id != first  # new text, new id; the old one finds it
-    app.search._delete()
-    assert "Tick the box" in app.search.note.object
-    assert edited in p.drawers.row_of
-    app.search.confirm.value = True
-    app.search._delete()
+    app.search.ask.clicks += 1  # "Delete…" only asks
+    assert app.search.yes.styles["display"] != "none" and edited in p.drawers.row_of
+    app.search.yes.clicks += 1
     assert edited not in p.drawers.row_of
 
 

@@ -1,80 +1,173 @@
-"""Search, open, edit, delete and add drawers.
+"""Search, open, edit, delete (with undo) and add drawers.
 
-Search results show escaped snippets with their scores; opening one shows the whole drawer
-as text, which can be edited (saved with ``update_drawer``) or deleted (after a confirmation
-tick). Adding a drawer warns about exact and near duplicates (``check_duplicate``) before it
-writes, and a second click adds anyway.
+Search shows the hits worth showing (:func:`palazzo.hosts.ui.hits.worth_showing`) as cards:
+a button named after the drawer's place opens it (by mouse or keyboard: it is a real button),
+under it an escaped snippet with the query's words marked and when the drawer was added. The
+opened drawer fills a side pane (below the results on a narrow screen): its whole text, its
+place and time, an editor, "Delete…" then "Yes, delete" / "Cancel", an Undo after a delete,
+and its neighbours (similar drawers and the others of its room), each a button that opens it.
+Adding a drawer checks wing, room and text as they are typed, says what is wrong under the
+field, keeps the Add button disabled until the form is valid, and warns about exact and near
+duplicates (``check_duplicate``) before it writes; a second click adds anyway.
 """
 
 from __future__ import annotations
 
+import time
+import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 import panel as pn
 
+from palazzo.core.model import MAX_CONTENT, MAX_NAME, clean_name
+from palazzo.errors import ValidationError
 from palazzo.hosts.ui.common import Context, esc, html_pane, message, set_options
+from palazzo.hosts.ui.hits import MIN_COSINE, matched_words, snippet_html, when, worth_showing
 
 ALL = "(all)"
-SNIPPET = 240
+LIMIT = 10
+NEIGHBOURS = 4
+LABEL = 60  # characters of a drawer's text on a neighbour's button
+EMPTY_QUERY = "Type what you are looking for, then press Enter."
+# Styles of the panes this module fills (each HTML pane has a shadow root of its own).
+CARD_CSS = """
+.pz-card-body { margin: 0 0 4px 4px; }
+.pz-snippet { white-space: pre-wrap; }
+mark { background: #fff0a0; color: inherit; padding: 0 1px; }
+.pz-when { color: #555; font-size: 0.85em; }
+.pz-drawer-text { white-space: pre-wrap; border: 1px solid #ddd; padding: 8px; }
+.pz-field-error { color: #a40000; margin: 0 0 6px 0; }
+.pz-msg { margin: 4px 0; }
+.pz-error { color: #a40000; }
+.pz-ok { color: #226622; }
+"""
+SIDE = {"flex": "1 1 340px", "min-width": "0"}  # two columns above ~700 px, one below
+# Parts that come and go are hidden by an inline display style set both ways ("none", then
+# "flex"), not by ``visible`` nor by a class: in the worker-rendered page a part hidden either
+# way and shown again stayed hidden (Chromium; a class removed never left the element).
 
 
-def _fmt(score: Any) -> str:
-    return "–" if score is None else f"{score:.3f}"
+def show(widget: Any, on: bool) -> None:
+    """Show or hide ``widget`` by its inline ``display`` style."""
+    widget.styles = {**widget.styles, "display": "flex" if on else "none"}
 
 
-def results_html(results: list[dict[str, Any]]) -> str:
-    """Return the result list: place, snippet and scores, all escaped."""
-    if not results:
-        return message("No drawer matches.", "info", "search-empty")
-    items = []
-    for i, r in enumerate(results, 1):
-        s = r["scores"]
-        text = r["content"][:SNIPPET] + ("…" if len(r["content"]) > SNIPPET else "")
-        items.append(
-            f'<li data-testid="search-result"><b>{i}. {esc(r["wing"])} / {esc(r["room"])}</b>'
-            f' <small>score {_fmt(r["score"])} · vector {_fmt(s["vector"])} · '
-            f'bm25 {_fmt(s["bm25"])}</small><div class="pz-snippet">{esc(text)}</div></li>')
-    return f'<ol class="pz-results" data-testid="search-results">{"".join(items)}</ol>'
+def shown(widget: Any) -> bool:
+    """Return whether ``widget`` is shown (see :func:`show`)."""
+    return widget.styles.get("display") != "none"
+
+
+def hideable(widget: Any, on: bool = False) -> Any:
+    """Return ``widget``, shown or hidden (see :func:`show`)."""
+    show(widget, on)
+    return widget
+
+
+def _pane(testid: str, text: str = "") -> pn.pane.HTML:
+    pane = html_pane(testid, text)
+    pane.stylesheets = [CARD_CSS]
+    return pane
+
+
+def card_html(hit: dict[str, Any], query: str, created_at: float | None,
+              now: float | None = None) -> str:
+    """Return a result card's body: the snippet with the query's words marked, when the
+    drawer was added and a plain hint of why it matched (no raw scores). All text escaped."""
+    words = matched_words(hit["content"], query)
+    why = (f'matches {", ".join(words)}' if words else "similar in meaning")
+    added = when(created_at, now)
+    meta = " · ".join(p for p in (f"added {added}" if added else "", why) if p)
+    return (f'<div class="pz-card-body" data-testid="search-result" '
+            f'data-drawer="{esc(hit["drawer_id"])}"><div class="pz-snippet" '
+            f'data-testid="search-snippet">{snippet_html(hit["content"], query)}</div>'
+            f'<div class="pz-when">{esc(meta)}</div></div>')
 
 
 class SearchView:
-    """Query, wing/room filters, results, and the opened drawer."""
+    """Query, wing/room filters, result cards, and the opened drawer beside them."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.query = pn.widgets.TextInput(name="Search", placeholder="What do you remember?",
-                                          css_classes=["pz-search-query"])
-        self.wing = pn.widgets.Select(name="Wing", options=[ALL], css_classes=["pz-search-wing"])
-        self.room = pn.widgets.Select(name="Room", options=[ALL], css_classes=["pz-search-room"])
-        self.go = pn.widgets.Button(name="Search", button_type="primary",
-                                    css_classes=["pz-search-go"])
-        self.results = html_pane("search-results")
-        self.pick = pn.widgets.Select(name="Open result", options={}, css_classes=["pz-open"])
-        self.text = pn.widgets.TextAreaInput(name="Drawer text", height=180,
+                                          css_classes=["pz-search-query"],
+                                          sizing_mode="stretch_width",
+                                          styles={"flex": "1 1 220px"})
+        self.wing = pn.widgets.Select(name="Wing", options=[ALL], width=150,
+                                      css_classes=["pz-search-wing"])
+        self.room = pn.widgets.Select(name="Room", options=[ALL], width=150,
+                                      css_classes=["pz-search-room"])
+        self.go = pn.widgets.Button(name="Search", button_type="primary", disabled=True,
+                                    css_classes=["pz-search-go"], align="end")
+        self.hint = _pane("search-hint", message(EMPTY_QUERY, "info", "search-hint"))
+        self.summary = _pane("search-summary")
+        # Cards and neighbour buttons are made once and filled or hidden: models made after
+        # the page has rendered do not reach it from the worker (tested in Chromium).
+        self.card_ids: list[str | None] = [None] * LIMIT
+        self.cards = pn.Column(*(self._card(i) for i in range(LIMIT)),
+                               sizing_mode="stretch_width", css_classes=["pz-cards"])
+        self.meta = _pane("drawer-meta", message("Click a result to open it here.", "info",
+                                                  "drawer-empty"))
+        self.text = pn.widgets.TextAreaInput(name="Edit the text", height=160,
+                                             sizing_mode="stretch_width",
                                              css_classes=["pz-drawer-edit"])
-        self.meta = html_pane("drawer-meta")
         self.save = pn.widgets.Button(name="Save changes", css_classes=["pz-drawer-save"])
-        self.confirm = pn.widgets.Checkbox(name="Yes, delete this drawer",
-                                           css_classes=["pz-drawer-confirm"])
-        self.delete = pn.widgets.Button(name="Delete drawer", button_type="danger",
-                                        css_classes=["pz-drawer-delete"])
-        self.note = html_pane("drawer-note")
+        self.ask = pn.widgets.Button(name="Delete…", button_type="danger",
+                                     css_classes=["pz-drawer-delete"])
+        self.ask = hideable(self.ask, True)
+        self.yes = hideable(pn.widgets.Button(name="Yes, delete", button_type="danger",
+                                              css_classes=["pz-drawer-delete-yes"]))
+        self.no = hideable(pn.widgets.Button(name="Cancel",
+                                             css_classes=["pz-drawer-delete-no"]))
+        self.note = _pane("drawer-note")
+        self.undo = hideable(pn.widgets.Button(name="Undo", css_classes=["pz-drawer-undo"]))
+        self.near_title = _pane("drawer-neighbours")
+        self.near_ids: list[str | None] = [None] * (2 * NEIGHBOURS)
+        self.near = pn.Column(*(self._neighbour(i) for i in range(2 * NEIGHBOURS)),
+                              sizing_mode="stretch_width", css_classes=["pz-neighbours"])
         self.opened: str | None = None
+        self.now: Callable[[], float] = time.time  # "added 5 minutes ago" counts from it
+        self.shown: list[dict[str, Any]] = []  # the hits on the cards, best first
+        self._q = ""
+        self._deleted: dict[str, Any] | None = None  # the last deleted drawer, for Undo
         self.go.on_click(lambda _e: self.run())
-        self.query.param.watch(lambda _e: self.run(), "value")
+        self.query.param.watch(self._typed, "value_input")
+        self.query.param.watch(self._entered, "value")
         self.wing.param.watch(lambda _e: self._rooms(), "value")
-        self.pick.param.watch(lambda e: self.open(e.new), "value")
         self.save.on_click(lambda _e: self._save())
-        self.delete.on_click(lambda _e: self._delete())
-        self.detail = pn.Column(self.meta, self.text, pn.Row(self.save, self.confirm,
-                                                             self.delete), self.note,
-                                sizing_mode="stretch_width")
+        self.ask.on_click(lambda _e: self._confirming(True))
+        self.no.on_click(lambda _e: self._confirming(False))
+        self.yes.on_click(lambda _e: self._delete())
+        self.undo.on_click(lambda _e: self._undo())
         self._editable(False)
-        self.view = pn.Column(pn.Row(self.query, self.wing, self.room, self.go),
-                              self.results, self.pick, self.detail,
-                              sizing_mode="stretch_width")
+        results = pn.Column(self.summary, self.cards, sizing_mode="stretch_width",
+                            styles=SIDE, css_classes=["pz-search-list"])
+        self.detail = pn.Column(
+            self.meta, self.text,
+            pn.FlexBox(self.save, self.ask, self.yes, self.no, flex_wrap="wrap"),
+            pn.FlexBox(self.note, self.undo, flex_wrap="wrap", align_items="center"),
+            self.near_title, self.near, sizing_mode="stretch_width", styles=SIDE,
+            css_classes=["pz-drawer-pane"])
+        self.view = pn.Column(
+            pn.FlexBox(self.query, self.wing, self.room, self.go, flex_wrap="wrap",
+                       gap="0 8px", align_items="flex-end", sizing_mode="stretch_width"),
+            self.hint,
+            pn.FlexBox(results, self.detail, flex_wrap="wrap", gap="8px 16px",
+                       align_items="flex-start", sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
         ctx.on_refresh(self._filters)
         self._filters()
+
+    # -- the query ------------------------------------------------------------------------
+    def _typed(self, event: Any) -> None:
+        self._q = event.new or ""
+        empty = not self._q.strip()
+        self.go.disabled = empty
+        self.hint.object = message(EMPTY_QUERY, "info", "search-hint") if empty else ""
+
+    def _entered(self, event: Any) -> None:
+        self._typed(event)
+        self.run()
 
     def _filters(self) -> None:
         set_options(self.wing, [ALL, *self.ctx.wings()])
@@ -84,83 +177,247 @@ class SearchView:
         rooms = [r["name"] for r in self.ctx.rooms() if r["wing"] == self.wing.value]
         set_options(self.room, [ALL, *rooms])
 
-    def run(self) -> None:
-        """Search with the current query and filters; list the hits."""
-        q = self.query.value.strip()
+    def run(self) -> list[dict[str, Any]] | None:
+        """Search with the current query and filters and show the hits worth showing as
+        cards; return those hits (None when the query is empty or the search failed).
+        Cost: one ``search`` plus one ``get_drawer`` a card (for its time)."""
+        q = self._q.strip()
         if not q:
-            return
-        args: dict[str, Any] = {"query": q, "limit": 10}
+            self.hint.object = message(EMPTY_QUERY, "error", "search-hint")
+            return None
+        args: dict[str, Any] = {"query": q, "limit": LIMIT}
         if self.wing.value != ALL:
             args["wing"] = self.wing.value
             if self.room.value != ALL:
                 args["room"] = self.room.value
-        out = self.ctx.attempt(self.results, lambda: self.ctx.call("search", args),
+        out = self.ctx.attempt(self.summary, lambda: self.ctx.call("search", args),
                                testid="search-error")
         if out is None:
-            return
-        self.results.object = results_html(out["results"])
-        self.pick.options = {"(choose a result to open it)": "",
-                             **{f'{i}. {r["wing"]} / {r["room"]}: {r["content"][:60]}':
-                                r["drawer_id"] for i, r in enumerate(out["results"], 1)}}
-        self.pick.value = ""
+            self._fill_cards([], q)
+            return None
+        self.shown = worth_showing(out["results"])
+        self._fill_cards(self.shown, q)
+        self.summary.object = self._summary(q, len(self.shown), "wing" in args)
+        return self.shown
 
-    def open(self, drawer_id: str | None) -> None:
-        """Show the whole drawer ``drawer_id`` for reading and editing."""
+    @staticmethod
+    def _summary(q: str, n: int, filtered: bool) -> str:
+        if n:
+            return message(f'{n} drawer{"" if n == 1 else "s"} match “{q}”.', "info",
+                           "search-summary")
+        tip = ("Try other words, or choose (all) wings." if filtered
+               else "Try other words, fewer words, or words the drawer itself uses.")
+        return message(f"No drawer matches “{q}”. {tip}", "info", "search-empty")
+
+    def _card(self, i: int) -> pn.Column:
+        """Return the empty, hidden card slot ``i``: its place button and its body."""
+        button = pn.widgets.Button(name="", button_type="light", css_classes=["pz-result-open"],
+                                   description="Open this drawer beside the results")
+        button.on_click(lambda _e: self.open(self.card_ids[i]))
+        return hideable(pn.Column(button, _pane("search-card"), sizing_mode="stretch_width",
+                                  css_classes=["pz-card"]))
+
+    def _fill_cards(self, hits: list[dict[str, Any]], q: str) -> None:
+        """Show ``hits`` on the first card slots and empty and hide the others."""
+        for i, card in enumerate(self.cards.objects):
+            button, body = card.objects
+            hit = hits[i] if i < len(hits) else None
+            self.card_ids[i] = None if hit is None else hit["drawer_id"]
+            if hit is None:
+                body.object = ""
+                show(card, False)
+                continue
+            try:
+                created = self.ctx.call("get_drawer", {"drawer_id": hit["drawer_id"]})[
+                    "drawer"]["created_at"]
+            except Exception:  # noqa: BLE001 - a card without its time is still a card
+                created = None
+            button.name = f'{hit["wing"]} / {hit["room"]}'
+            body.object = card_html(hit, q, created, self.now())
+            show(card, True)
+
+    # -- the opened drawer ----------------------------------------------------------------
+    def open(self, drawer_id: str | None) -> dict[str, Any] | None:
+        """Show the whole drawer ``drawer_id`` in the side pane, with its neighbours, for
+        reading and editing; return the drawer dict (None when it could not be read)."""
         if not drawer_id:
-            return
+            return None
         out = self.ctx.attempt(self.note, lambda: self.ctx.call("get_drawer",
-                                                                {"drawer_id": drawer_id}))
+                                                                {"drawer_id": drawer_id}),
+                               testid="drawer-note")
         if out is None:
-            return
+            return None
         d = out["drawer"]
-        self.opened = drawer_id
-        self.meta.object = (f'<h3 data-testid="drawer-title">{esc(d["wing"])} / '
-                            f'{esc(d["room"])}</h3><div class="pz-drawer-text" '
-                            f'data-testid="drawer-text">{esc(d["content"])}</div>'
-                            f'<small>{esc(d["id"])} · importance {d["importance"]}</small>')
+        self.opened = d["id"]
+        added = when(d["created_at"], self.now())
+        self.meta.object = (
+            f'<h3 data-testid="drawer-title">{esc(d["wing"])} / {esc(d["room"])}</h3>'
+            f'<div class="pz-when" data-testid="drawer-when">'
+            f'{esc("added " + added) if added else ""}</div>'
+            f'<div class="pz-drawer-text" data-testid="drawer-text">{esc(d["content"])}</div>')
         self.text.value = d["content"]
-        self.confirm.value = False
         self.note.object = ""
+        self._confirming(False)
         self._editable(True)
+        self._neighbours(d)
+        return d
+
+    def neighbours(self, d: dict[str, Any]) -> list[dict[str, Any]]:
+        """Return up to :data:`NEIGHBOURS` similar drawers (a search with the drawer's text,
+        close in meaning, or the best word matches when there are no vectors) and up to as
+        many others of its room (newest first), each ``{drawer_id, wing, room, content,
+        why}``. Cost: one ``search`` and one ``list_drawers``."""
+        seen = {d["id"]}
+        found: list[dict[str, Any]] = []
+        hits = self.ctx.call("search", {"query": d["content"][:1000],
+                                        "limit": NEIGHBOURS + 1})["results"]
+        for h in hits:
+            cos = h["scores"].get("vector")
+            close = cos >= MIN_COSINE if cos is not None else True
+            if h["drawer_id"] not in seen and close and len(found) < NEIGHBOURS:
+                seen.add(h["drawer_id"])
+                found.append({**h, "why": "similar"})
+        same = self.ctx.call("list_drawers", {"wing": d["wing"], "room": d["room"],
+                                              "limit": NEIGHBOURS + len(seen)})["drawers"]
+        for r in [r for r in same if r["id"] not in seen][:NEIGHBOURS]:
+            found.append({"drawer_id": r["id"], "wing": r["wing"], "room": r["room"],
+                          "content": r["snippet"], "why": "same room"})
+        return found
+
+    def _neighbours(self, d: dict[str, Any]) -> None:
+        near = self.ctx.attempt(self.note, lambda: self.neighbours(d), testid="drawer-note")
+        near = near or []
+        self.near_title.object = (
+            '<h4 data-testid="drawer-neighbours">Nearby drawers</h4>' if near else
+            '<p data-testid="drawer-neighbours">No nearby drawers.</p>')
+        self._fill_neighbours(near)
+
+    def _neighbour(self, i: int) -> pn.widgets.Button:
+        """Return the empty, hidden neighbour button ``i``."""
+        b = hideable(pn.widgets.Button(name="", button_type="light", css_classes=["pz-neighbour"],
+                                       sizing_mode="stretch_width"))
+        b.on_click(lambda _e: self.open(self.near_ids[i]))
+        return b
+
+    def _fill_neighbours(self, near: list[dict[str, Any]]) -> None:
+        for i, b in enumerate(self.near.objects):
+            n = near[i] if i < len(near) else None
+            self.near_ids[i] = None if n is None else n["drawer_id"]
+            if n is None:
+                show(b, False)
+                continue
+            text = " ".join(n["content"].split())
+            text = text[:LABEL] + ("…" if len(text) > LABEL else "")
+            b.name = f'{n["why"]}: {n["wing"]} / {n["room"]}: {text}'
+            show(b, True)
 
     def _editable(self, on: bool) -> None:
         # The editor stays in place (hiding and showing it again is fragile in BokehJS);
         # it is disabled until a drawer is open.
-        for w in (self.text, self.save, self.confirm, self.delete):
+        for w in (self.text, self.save, self.ask):
             w.disabled = not on
+
+    def _confirming(self, on: bool) -> None:
+        """Show "Yes, delete" and "Cancel" instead of "Delete…" (on) or back (off)."""
+        show(self.ask, not on)
+        show(self.yes, on)
+        show(self.no, on)
 
     def _save(self) -> None:
         if self.opened is None:
             return
         done = self.ctx.attempt(self.note, lambda: self.ctx.call(
             "update_drawer", {"drawer_id": self.opened, "content": self.text.value}),
-            ok="Saved.", testid="drawer-note")
+            testid="drawer-note")
         if done is not None:
             self.ctx.changed()
             self.open(done["drawer"]["id"])  # new text, new id (the old one is an alias)
             self.ctx.confirm(self.note, "Saved.", "drawer-note")
 
     def _delete(self) -> None:
+        """Delete the opened drawer (after "Yes, delete"), keeping what Undo puts back."""
+        self._confirming(False)
         if self.opened is None:
             return
-        if not self.confirm.value:
-            self.note.object = message("Tick the box to confirm the deletion.", "error",
-                                       "drawer-note")
+        did = self.opened
+        kept = self.ctx.attempt(self.note, lambda: self.ctx.call(
+            "get_drawer", {"drawer_id": did})["drawer"], testid="drawer-note")
+        if kept is None:
             return
         done = self.ctx.attempt(self.note, lambda: self.ctx.call(
-            "delete_drawer", {"drawer_id": self.opened}), testid="drawer-note")
-        if done is not None:
-            self.opened = None
-            self.meta.object = ""
-            self.text.value = ""
-            self._editable(False)
-            self.ctx.changed()
+            "delete_drawer", {"drawer_id": did}), testid="drawer-note")
+        if done is None:
+            return
+        self._deleted = kept
+        self.opened = None
+        self.meta.object = message("Click a result to open it here.", "info", "drawer-empty")
+        self.text.value = ""
+        self.near_title.object = ""
+        self._fill_neighbours([])
+        self._editable(False)
+        self.ctx.changed()
+        if self._q.strip():
             self.run()
-            self.ctx.confirm(self.note, "Drawer deleted.", "drawer-note")
+        show(self.undo, True)
+        self.ctx.confirm(self.note, "Drawer deleted.", "drawer-note")
+
+    def _undo(self) -> None:
+        """Put the last deleted drawer back: same text, wing, room, closet, key (so the same
+        id), source, importance and time added; its vector is computed again."""
+        d = self._deleted
+        if d is None:
+            return
+        args = {k: d[k] for k in ("wing", "room", "content", "source", "source_file",
+                                  "importance", "key", "created_at")}
+        if d.get("closet"):
+            args["closet"] = d["closet"]
+        done = self.ctx.attempt(self.note, lambda: self.ctx.call("add_drawer", args),
+                                testid="drawer-note")
+        if done is None:
+            return
+        self._deleted = None
+        show(self.undo, False)
+        self.ctx.changed()
+        if self._q.strip():
+            self.run()
+        self.open(done["drawer_id"])
+        self.ctx.confirm(self.note, "Drawer restored.", "drawer-note")
+
+
+def name_problem(value: str, what: str) -> str | None:
+    """Return a sentence saying why ``value`` cannot name a ``what`` (wing, room), or None
+    when it can. The engine's rule decides (:func:`palazzo.core.model.clean_name`); this only
+    words its refusal for the form. Cost: O(len(value))."""
+    try:
+        clean_name(value, what)
+    except ValidationError as err:
+        name = unicodedata.normalize("NFC", value.strip())
+        if not name:
+            return f"Give the {what} a name."
+        if len(name) > MAX_NAME:
+            return (f"A {what} name can be at most {MAX_NAME} characters; this one has "
+                    f"{len(name)}.")
+        if any(unicodedata.category(c) == "Cc" for c in name):
+            return f"A {what} name cannot contain a tab, a line break or other control characters."
+        return str(err)
+    return None
+
+
+def text_problem(text: str) -> str | None:
+    """Return a sentence saying why ``text`` cannot be a drawer's text, or None."""
+    if not text.strip():
+        return "Write the text you want to keep."
+    if len(text) > MAX_CONTENT:
+        return (f"A drawer holds at most {MAX_CONTENT:,} characters; this text has "
+                f"{len(text):,}. Split it into several drawers.")
+    return None
 
 
 class AddView:
-    """Add a drawer to a chosen or new wing/room, with a duplicate warning first."""
+    """Add a drawer to a chosen or new wing/room, checked as typed, with a duplicate warning
+    first."""
+
+    FIELDS = ("wing", "room", "text")
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -172,18 +429,29 @@ class AddView:
                                            css_classes=["pz-add-wing-pick"])
         self.room_pick = pn.widgets.Select(name="…or choose a room", options=[""],
                                            css_classes=["pz-add-room-pick"])
+        self.text = pn.widgets.TextAreaInput(name="Text (kept verbatim)", height=160,
+                                             sizing_mode="stretch_width",
+                                             css_classes=["pz-add-text"])
+        self.errors = {f: _pane(f"add-{f}-error") for f in self.FIELDS}
+        self.add = pn.widgets.Button(name="Add drawer", button_type="primary", disabled=True,
+                                     css_classes=["pz-add-go"])
+        self.note = _pane("add-note")
+        self.values = {f: "" for f in self.FIELDS}  # the latest text of each field
+        self.touched: set[str] = set()
+        self._warned: tuple[str, str, str] | None = None
+        for f in self.FIELDS:
+            widget = getattr(self, f)
+            widget.param.watch(lambda e, f=f: self._input(f, e.new), "value_input")
+            widget.param.watch(lambda e, f=f: self._input(f, e.new), "value")
         self.wing_pick.param.watch(lambda e: self._take(self.wing, e.new), "value")
         self.room_pick.param.watch(lambda e: self._take(self.room, e.new), "value")
-        self.text = pn.widgets.TextAreaInput(name="Text (kept verbatim)", height=160,
-                                             css_classes=["pz-add-text"])
-        self.add = pn.widgets.Button(name="Add drawer", button_type="primary",
-                                     css_classes=["pz-add-go"])
-        self.note = html_pane("add-note")
-        self._warned: tuple[str, str, str] | None = None
         self.add.on_click(lambda _e: self.submit())
-        self.view = pn.Column(pn.Row(self.wing, self.wing_pick),
-                              pn.Row(self.room, self.room_pick), self.text, self.add, self.note,
-                              sizing_mode="stretch_width")
+        self.view = pn.Column(
+            pn.FlexBox(pn.Column(self.wing, self.errors["wing"]), self.wing_pick,
+                       flex_wrap="wrap"),
+            pn.FlexBox(pn.Column(self.room, self.errors["room"]), self.room_pick,
+                       flex_wrap="wrap"),
+            self.text, self.errors["text"], self.add, self.note, sizing_mode="stretch_width")
         ctx.on_refresh(self._options)
         self._options()
 
@@ -196,18 +464,44 @@ class AddView:
         if value:
             field.value = value
 
-    def submit(self) -> None:
-        """Add the drawer, or warn once about a duplicate (a second click adds anyway)."""
-        wing, room, text = self.wing.value.strip(), self.room.value.strip(), self.text.value
+    def problems(self) -> dict[str, str | None]:
+        """Return each field's problem sentence (None when the field is fine)."""
+        return {"wing": name_problem(self.values["wing"], "wing"),
+                "room": name_problem(self.values["room"], "room"),
+                "text": text_problem(self.values["text"])}
+
+    def _input(self, field: str, value: str | None) -> None:
+        self.values[field] = value or ""
+        self.touched.add(field)
+        self._check()
+
+    def _check(self) -> bool:
+        """Show the problem of every touched field under it; enable Add when there is none;
+        return whether the form is valid."""
+        problems = self.problems()
+        for f, problem in problems.items():
+            shown = problem if f in self.touched else None
+            self.errors[f].object = ("" if shown is None else
+                                     f'<p class="pz-field-error" data-testid="add-{f}-error">'
+                                     f"{esc(shown)}</p>")
+        ok = not any(problems.values())
+        self.add.disabled = not ok
+        return ok
+
+    def submit(self) -> dict[str, Any] | None:
+        """Add the drawer, or warn once about a duplicate (a second click adds anyway), or show
+        what is wrong under the fields; return ``add_drawer``'s result when it ran."""
+        self.touched.update(self.FIELDS)
+        if not self._check():
+            return None
+        wing, room, text = (self.values["wing"].strip(), self.values["room"].strip(),
+                            self.values["text"])
         key = (wing, room, text)
-        if not text.strip():
-            self.note.object = message("Write something to keep first.", "error", "add-note")
-            return
         if self._warned != key:
             dup = self.ctx.attempt(self.note, lambda: self.ctx.call(
                 "check_duplicate", {"content": text}), testid="add-note")
             if dup is None:
-                return
+                return None
             if dup["is_duplicate"]:
                 first = dup.get("exact") or (dup.get("near") or [{}])[0].get("drawer_id")
                 d = self.ctx.call("get_drawer", {"drawer_id": first})["drawer"]
@@ -216,16 +510,20 @@ class AddView:
                 self.note.object = message(
                     f"This looks like a drawer you already have in {where}. "
                     "Click Add drawer again to keep it anyway.", "error", "add-duplicate")
-                return
+                return None
         out = self.ctx.attempt(self.note, lambda: self.ctx.call(
             "add_drawer", {"wing": wing, "room": room, "content": text}), testid="add-note")
         self._warned = None
         if out is None:
-            return
+            return None
         self.ctx.confirm(
             self.note,
             "Added." if out["created"] else "That exact drawer is already in this room.",
             "add-note")
         if out["created"]:
-            self.text.value = ""
+            self.text.value = self.text.value_input = ""
+            self.values["text"] = ""
+            self.touched.discard("text")  # an emptied form is not a mistake
+            self._check()
         self.ctx.changed()
+        return out
