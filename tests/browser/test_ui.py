@@ -108,7 +108,7 @@ def test_search_open_edit_and_delete(session):
     page.locator(".pz-search-query input").fill("sourdough starter")
     page.locator(".pz-search-query input").press("Enter")
     assert "Sourdough" in wait_text(page, "search-result", "Sourdough")
-    page.locator(".pz-result-open button:visible").first.click()
+    page.locator(".pz-result-open button:not([disabled])").first.click()
     assert "Sourdough" in wait_text(page, "drawer-text", "Sourdough")
     page.locator(".pz-drawer-edit textarea").fill("Sourdough starter: feed it every morning.")
     page.locator(".pz-drawer-save button").click()
@@ -141,7 +141,7 @@ def test_add_warns_about_duplicates_and_hostile_text_stays_text(session):
     page.locator(".pz-search-query input").press("Enter")
     shown = wait_text(page, "search-result", "pasted")
     assert "<img src=x" in shown and "<script>" in shown  # shown as text
-    page.locator(".pz-result-open button:visible").first.click()
+    page.locator(".pz-result-open button:not([disabled])").first.click()
     assert "onerror" in wait_text(page, "drawer-text", "onerror")
     assert page.locator("img[src='x']").count() == 0
     assert page.evaluate("window.__pwned === undefined")

@@ -108,7 +108,8 @@ def test_cards_show_place_marked_snippet_and_time_and_no_scores(quiet):
                           ".map(e => e.textContent)")
     assert {"Sourdough", "starter"} <= set(marks)
     assert "added" in shown[0] and "matches sourdough, starter" in shown[0]
-    assert page.locator(".pz-result-open button:visible").first.inner_text() == "Home / kitchen"
+    first = page.locator(".pz-result-open button:not([disabled])").first
+    assert first.inner_text() == "Home / kitchen"
     assert page.locator(".pz-open").count() == 0  # no "Open result" dropdown any more
 
 
@@ -122,16 +123,16 @@ def test_a_query_with_no_real_match_shows_none_of_the_demo(quiet):
 def test_open_by_click_and_by_keyboard_with_neighbours(quiet):
     page = quiet
     search(page, "violin", "2 drawers match")
-    page.locator(".pz-result-open button:visible").first.click()
+    page.locator(".pz-result-open button:not([disabled])").first.click()
     wait_text(page, "drawer-text", "violin")
     wait_text(page, "drawer-when", "added")
     wait_text(page, "drawer-neighbours", "Nearby")
-    neighbour = page.locator(".pz-neighbour button:visible").first
+    neighbour = page.locator(".pz-neighbour button:not([disabled])").first
     label = neighbour.inner_text()
     neighbour.click()
     place = label.split(": ")[1]
     wait_text(page, "drawer-title", place.split(" / ")[1])
-    second = page.locator(".pz-result-open button:visible").nth(1)
+    second = page.locator(".pz-result-open button:not([disabled])").nth(1)
     second.focus()
     page.keyboard.press("Enter")  # a real button: the keyboard opens it too
     title = second.inner_text().split(" / ")[1]
@@ -162,7 +163,7 @@ def test_the_pane_is_beside_the_results_wide_and_below_them_at_390(quiet):
 def test_edit_then_delete_with_confirm_then_undo(quiet):
     page = quiet
     search(page, "lentil soup", "match")
-    page.locator(".pz-result-open button:visible").first.click()
+    page.locator(".pz-result-open button:not([disabled])").first.click()
     wait_text(page, "drawer-text", "lentil")
     page.locator(".pz-drawer-edit textarea").fill("Lentil soup: red lentils, cumin, lemon.")
     page.locator(".pz-drawer-save button").click()

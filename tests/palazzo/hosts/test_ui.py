@@ -74,7 +74,7 @@ def test_search_open_edit_and_delete_with_confirmation():
     edited = app.search.opened
     assert edited == p.drawer(first).id != first  # new text, new id; the old one finds it
     app.search.ask.clicks += 1  # "Delete…" only asks
-    assert app.search.yes.styles["display"] != "none" and edited in p.drawers.row_of
+    assert not app.search.yes.disabled and edited in p.drawers.row_of
     app.search.yes.clicks += 1
     assert edited not in p.drawers.row_of
 

@@ -43,23 +43,27 @@ mark { background: #fff0a0; color: inherit; padding: 0 1px; }
 .pz-ok { color: #226622; }
 """
 SIDE = {"flex": "1 1 340px", "min-width": "0"}  # two columns above ~700 px, one below
-# Parts that come and go are hidden by an inline display style set both ways ("none", then
-# "flex"), not by ``visible`` nor by a class: in the worker-rendered page a part hidden either
-# way and shown again stayed hidden (Chromium; a class removed never left the element).
+# Parts that come and go are disabled (an empty card: its button disabled, with no label),
+# not hidden: in the worker-rendered page a part hidden with ``visible``, a class or an inline
+# display style was not shown again (Chromium), while ``disabled`` and labels do update.
+
+
+def _button(widget: Any) -> Any:
+    return widget.objects[0] if isinstance(widget, pn.Column) else widget
 
 
 def show(widget: Any, on: bool) -> None:
-    """Show or hide ``widget`` by its inline ``display`` style."""
-    widget.styles = {**widget.styles, "display": "flex" if on else "none"}
+    """Make ``widget`` (a button, or a card whose first part is its button) usable or not."""
+    _button(widget).disabled = not on
 
 
 def shown(widget: Any) -> bool:
-    """Return whether ``widget`` is shown (see :func:`show`)."""
-    return widget.styles.get("display") != "none"
+    """Return whether ``widget`` is usable (see :func:`show`)."""
+    return not _button(widget).disabled
 
 
 def hideable(widget: Any, on: bool = False) -> Any:
-    """Return ``widget``, shown or hidden (see :func:`show`)."""
+    """Return ``widget``, usable or not (see :func:`show`)."""
     show(widget, on)
     return widget
 
@@ -225,6 +229,7 @@ class SearchView:
             self.card_ids[i] = None if hit is None else hit["drawer_id"]
             if hit is None:
                 body.object = ""
+                button.name = ""
                 show(card, False)
                 continue
             try:
@@ -304,6 +309,7 @@ class SearchView:
             n = near[i] if i < len(near) else None
             self.near_ids[i] = None if n is None else n["drawer_id"]
             if n is None:
+                b.name = ""
                 show(b, False)
                 continue
             text = " ".join(n["content"].split())
