@@ -1,4 +1,5 @@
 // Page entry: start the palace worker, show boot progress, expose window.palazzo.
+import { enhance, enhanceSoon, goToTab } from "./a11y.js";
 import { hideBoot, showError, showStage, stageTimes } from "./boot.js";
 import { makeDocumentLink } from "./document.js";
 import { makeClient } from "./rpc.js";
@@ -39,6 +40,8 @@ worker.onmessage = async (event) => {
     case "render":
       try {
         await doc.render(msg, document.getElementById("app"));
+        enhance(); // ARIA tabs, names, focus rings (web/a11y.js)
+        document.addEventListener("click", goToTab);
         stageTimes["document:done"] = performance.now();
         hideBoot();
         markRendered(true);
@@ -49,6 +52,7 @@ worker.onmessage = async (event) => {
       break;
     case "patch":
       doc.applyPatch(msg);
+      enhanceSoon();
       break;
     case "idle":
       doc.idle();

@@ -152,7 +152,7 @@ CSS = """
 .pz-status-detail summary { display: inline; cursor: pointer; text-decoration: underline; }
 .pz-intro { margin: 4px 0 8px 0; color: #3d4452; max-width: 60em; }
 .pz-welcome-title { font-size: 1.25em; margin: 8px 0 4px 0; }
-.pz-welcome-what, .pz-welcome-line { max-width: 40em; line-height: 1.45; }
+.pz-welcome-what, .pz-welcome-line { max-width: 40em; line-height: 1.45; font-size: 1.1em; }
 .pz-welcome-do { font-size: 1.05em; margin: 12px 0 0 0; }
 .pz-import-button { font: inherit; font-weight: 600; padding: 6px 14px; border-radius: 4px;
   border: 1px solid #1a5fb4; background: #1a5fb4; color: #fff; cursor: pointer; }

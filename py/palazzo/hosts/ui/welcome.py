@@ -1,7 +1,8 @@
 """The first tab: what a memory palace is, what to try in the demo, and the three actions that
 matter (import, search, add).
 
-Search and Add are Panel buttons that switch tabs (through the ``go`` callback the app gives).
+Search and Add are Panel buttons that switch tabs: in the page (web/a11y.js shows the tab a
+``pz-go-<tab>`` class names) and in Python (the ``go`` callback the app gives).
 Import is a plain ``<button data-action="import">`` in an HTML pane: the import dialog lives in
 the page outside the Panel document, and web/importer.js opens it on a click of any element
 carrying that attribute (it reads ``event.composedPath()``, which crosses the shadow roots).
@@ -55,10 +56,11 @@ class WelcomeView:
         self.ctx = ctx
         self.text = html_pane("welcome", "")
         self.try_demo = pn.widgets.Button(name=f"Try it: search for “{DEMO_QUERY}”",
-                                          css_classes=["pz-welcome-try"])
+                                          css_classes=["pz-welcome-try", "pz-go-search"])
         self.search = pn.widgets.Button(name="Search", button_type="primary",
-                                        css_classes=["pz-welcome-search"])
-        self.add = pn.widgets.Button(name="Add a memory", css_classes=["pz-welcome-add"])
+                                        css_classes=["pz-welcome-search", "pz-go-search"])
+        self.add = pn.widgets.Button(name="Add a memory",
+                                     css_classes=["pz-welcome-add", "pz-go-add"])
         self.importer = pn.pane.HTML(IMPORT_BUTTON, css_classes=["pz-welcome-import"])
         self.try_demo.on_click(lambda _e: try_query(DEMO_QUERY))
         self.search.on_click(lambda _e: go("Search"))
