@@ -2,6 +2,7 @@
 import { enhance, enhanceSoon, goToTab } from "./a11y.js";
 import { hideBoot, showError, showStage, stageTimes } from "./boot.js";
 import { makeDocumentLink } from "./document.js";
+import { makeImporter } from "./importer.js";
 import { makeClient } from "./rpc.js";
 
 const origin = performance.timeOrigin;
@@ -24,7 +25,11 @@ window.palazzo = {
   call: (name, args) => client.call(name, args),
   // Milliseconds since navigation start at which each boot stage started and ended.
   timings: stageTimes,
+  // Milliseconds the last import took: reading and recognising it, then applying it.
+  importTimings: {},
 };
+const importer = makeImporter(worker);
+window.palazzo.openImport = importer.open;
 
 worker.onmessage = async (event) => {
   const msg = event.data;
@@ -53,6 +58,12 @@ worker.onmessage = async (event) => {
     case "patch":
       doc.applyPatch(msg);
       enhanceSoon();
+      break;
+    case "import-found":
+    case "import-progress":
+    case "import-done":
+    case "import-error":
+      importer.onMessage(msg);
       break;
     case "idle":
       doc.idle();

@@ -1,6 +1,8 @@
 // The palace worker: boots Pyodide from the site's own files, loads the pinned packages,
 // starts the palazzo engine, renders the Panel document for the page and answers RPC calls.
-// Messages out: stage, error, render, patch, idle, reply, lock-free. Messages in: call, rendered, patch.
+// Messages out: stage, error, render, patch, idle, reply, lock-free, import-found, import-progress,
+// import-done, import-error. Messages in: call, rendered, patch, import-files, import-start,
+// import-cancel.
 "use strict";
 
 const SITE = new URL("../", self.location.href);
@@ -21,6 +23,9 @@ let bridge = null;
 let host = null;
 let storage = null;
 const pending = [];
+// Resolves once the deferred packages (sqlite3 among them, for dropped databases) are loaded.
+let markPackages;
+const packagesReady = new Promise((res) => { markPackages = res; });
 // Calls, patches and storage writes run one after another, in arrival order.
 let queue = Promise.resolve();
 const serial = (task) => { queue = queue.then(task, task); return queue; };
@@ -86,7 +91,15 @@ async function run(id, name, args) {
   } catch (err) {
     reply = failure(id, `not saved: ${err}`);
   }
+  await remember(name, reply);
   return reply;
+}
+
+// Remember the palace a call opened or created, so the next launch reopens it. A failure
+// to remember is harmless (the next launch opens the first palace) and is not reported.
+async function remember(name, reply) {
+  if (!reply.ok || (name !== "open_palace" && name !== "new_palace")) return;
+  try { await storage.setLast(reply.result.palace); } catch { /* another tab is writing it */ }
 }
 
 async function answer(msg) {
@@ -117,6 +130,129 @@ function watchLock() {
   setTimeout(look, 1000);
 }
 
+// Drawers without a vector (a new palace, an import, or embedding a reload interrupted) are
+// embedded a step at a time; calls and clicks are answered between steps. One loop at a
+// time: a loop already running picks up drawers added meanwhile.
+let embedding = null;
+function embedMissing() {
+  if (embedding) return embedding;
+  embedding = (async () => {
+    // Drawers a step: sized so a step takes about a second (long drawers embed as many
+    // chunks, and with MiniLM under Pyodide one may take several seconds), 1 to 16.
+    let limit = 16;
+    try {
+      for (;;) {
+        let seconds = 0;
+        const step = await serial(async () => {
+          const t0 = performance.now();
+          const out = host.embed_step(bridge, limit);
+          seconds = (performance.now() - t0) / 1000;
+          const result = out.toJs({ dict_converter: Object.fromEntries });
+          out.destroy();
+          await flush();
+          return result;
+        });
+        if (!step.remaining || !step.embedded) break;
+        limit = Math.max(1, Math.min(16, Math.round(limit / Math.max(seconds, 0.001))));
+      }
+    } finally {
+      embedding = null;
+    }
+  })();
+  return embedding;
+}
+
+// -- imports: the page sends the dropped files, the person confirms, batches run here --------
+const IMPORT_ROOT = "/import";
+let importing = null;  // { cancel } while an import runs
+let dropped = 0;
+
+const pyReply = (text) => JSON.parse(text);
+const post = (type, body) => self.postMessage({ type, ...body });
+
+// Keep the parts of a dropped file's relative path that name something ("a/../b" → "a/b").
+function safePath(path) {
+  return String(path).split(/[\\/]+/).filter((p) => p && p !== "." && p !== "..").join("/");
+}
+
+// Write the dropped files into a fresh folder of Pyodide's file system and say what they are.
+async function importFiles(files) {
+  host.import_clear(IMPORT_ROOT);
+  dropped += 1;
+  const root = `${IMPORT_ROOT}/${dropped}`;
+  pyodide.FS.mkdirTree(root);
+  for (const file of files) {
+    const rel = safePath(file.path);
+    if (!rel) continue;
+    const path = `${root}/${rel}`;
+    pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    pyodide.FS.writeFile(path, new Uint8Array(file.data));
+  }
+  const out = pyReply(host.import_prepare(bridge, root));
+  if (out.ok) post("import-found", { found: out.result });
+  else post("import-error", { message: out.error.message, changed: false });
+}
+
+// Apply the prepared import into a new palace (`target` "new", called `name`) or the open
+// one, a batch at a time with progress; a cancelled or failed import into a new palace
+// deletes it and reopens the palace that was open before, so nothing is left half-made.
+async function startImport(target, name) {
+  const job = { cancel: false };
+  importing = job;
+  const previous = host.open_name(bridge);
+  let made = null;
+  let failed = null;
+  try {
+    if (target === "new") {
+      const reply = await serial(() => run(null, "new_palace", { name }));
+      if (!reply.ok) { post("import-error", { message: reply.error.message, changed: false }); return; }
+      made = name;
+      host.refresh_after(bridge, "new_palace");
+    }
+    const begun = pyReply(await serial(async () => host.import_begin(bridge, target !== "new")));
+    if (!begun.ok) throw new Error(begun.error.message);
+    for (;;) {
+      // A macrotask between steps: the page's messages (Stop, clicks) are handled here.
+      await new Promise((res) => setTimeout(res, 0));
+      if (job.cancel) break;
+      const step = await serial(async () => {
+        const out = pyReply(host.import_step(bridge));
+        await flush();
+        return out;
+      });
+      if (!step.ok) throw new Error(step.error.message);
+      post("import-progress", { done: step.result.done, total: step.result.total });
+      if (step.result.finished) break;
+    }
+  } catch (err) {
+    failed = String(err && err.message ? err.message : err);
+  } finally {
+    importing = null;
+  }
+  if (made && (job.cancel || failed)) {
+    // Nothing of a cancelled or failed import into a new palace is kept.
+    await serial(() => run(null, "delete_palace", { name: made, confirm: made }));
+    if (previous) await serial(() => run(null, "open_palace", { name: previous }));
+    host.refresh_after(bridge, "open_palace");
+    const why = failed ? `The import failed: ${failed}` : "Import cancelled.";
+    post(failed ? "import-error" : "import-done", {
+      message: `${why} Nothing was kept${previous ? `; ${previous} is open again` : ""}.`,
+      changed: false,
+      summary: null,
+    });
+    return;
+  }
+  const summary = pyReply(await serial(async () => host.import_summary(bridge, job.cancel)));
+  const palace = host.open_name(bridge);
+  if (failed) {
+    post("import-error", { message: `The import stopped: ${failed}`, changed: true, palace });
+  } else {
+    post("import-done", { summary: summary.ok ? summary.result : null, palace, changed: true,
+      message: summary.ok ? summary.result.text : summary.error.message });
+  }
+  embedMissing();
+}
+
 function sendPatch(patch, buffers) {
   self.postMessage({ type: "patch", patch, buffers });
 }
@@ -143,7 +279,9 @@ async function boot() {
     host = pyodide.pyimport("palazzo.hosts.worker");
     storage = await PalaceStorage.open(new URLSearchParams(self.location.search).get("storage"));
     const names = await storage.list();
-    const name = names.length ? names[0] : host.FIRST_PALACE;
+    // The palace used last, else the first one storage lists.
+    const last = await storage.getLast().catch(() => null);
+    const name = names.length ? (names.includes(last) ? last : names[0]) : host.FIRST_PALACE;
     const writable = await PalaceStorage.acquire(name);
     // Reading the palace's files is timed apart from booting it (benchmarks; boot.js skips
     // stages the page does not list).
@@ -183,6 +321,7 @@ async function boot() {
     current = "deferred";
     stage("deferred", "start", build.deferred_packages.join(", "));
     await pyodide.loadPackage(build.deferred_packages, quiet);
+    markPackages();
     if (new URLSearchParams(self.location.search).get("embedder") === "hash") {
       // ?embedder=hash: no model, and a palace the command line made with the hash embedder
       // keeps its vectors (benchmarks; see docs/browser.md).
@@ -193,20 +332,10 @@ async function boot() {
       const bytes = new Uint8Array(await weights.arrayBuffer());
       await serial(async () => { host.attach_embedder(bridge, bytes).destroy(); await flush(); });
     }
-    // Drawers without a vector (a new palace, or embedding a reload interrupted) are embedded
-    // a step at a time; calls and clicks are answered between steps.
-    for (;;) {
-      const step = await serial(async () => {
-        const out = host.embed_step(bridge);
-        const result = out.toJs({ dict_converter: Object.fromEntries });
-        out.destroy();
-        await flush();
-        return result;
-      });
-      if (!step.remaining || !step.embedded) break;
-    }
+    await embedMissing();
     stage("deferred", "done");
   } catch (err) {
+    markPackages();  // imports go on; one that needs a missing package says so
     const text = String(err && err.message ? err.message : err);
     const lines = text.trim().split("\n");
     self.postMessage({ type: "error", stage: current, message: lines[lines.length - 1], detail: text });
@@ -222,6 +351,21 @@ self.onmessage = (event) => {
       break;
     case "rendered":
       host.link_document(sendPatch);
+      break;
+    case "import-files":
+      if (!bridge || importing) {
+        post("import-error", { message: bridge ? "An import is running: wait for it or cancel it first." : "The palace is still starting.", changed: false });
+        break;
+      }
+      packagesReady.then(() => serial(() => importFiles(msg.files)))
+        .catch((err) => post("import-error", { message: String(err), changed: false }));
+      break;
+    case "import-start":
+      if (!bridge || importing) break;
+      startImport(msg.target, msg.name);
+      break;
+    case "import-cancel":
+      if (importing) importing.cancel = true;
       break;
     case "patch":
       serial(async () => {

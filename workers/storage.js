@@ -7,6 +7,7 @@
 
 const PalaceStorage = (() => {
   const ROOT = "palazzo";
+  const LAST = ".last-opened";
 
   class OpfsStore {
     constructor(dir) { this.dir = dir; this.kind = "opfs"; }
@@ -27,6 +28,27 @@ const PalaceStorage = (() => {
         if (handle.kind === "file") files[name] = new Uint8Array(await (await handle.getFile()).arrayBuffer());
       }
       return files;
+    }
+
+    // The palace opened last (a file beside the palaces' folders; list() skips files).
+    async getLast() {
+      try {
+        const file = await (await this.dir.getFileHandle(LAST)).getFile();
+        return await file.text();
+      } catch { return null; }
+    }
+
+    async setLast(palace) {
+      const handle = await this.dir.getFileHandle(LAST, { create: true });
+      const access = await handle.createSyncAccessHandle();
+      try {
+        const bytes = new TextEncoder().encode(palace);
+        access.truncate(0);
+        access.write(bytes, { at: 0 });
+        access.flush();
+      } finally {
+        access.close();
+      }
     }
 
     async apply([op, palace, file, data]) {
@@ -70,9 +92,23 @@ const PalaceStorage = (() => {
     constructor(db) { this.db = db; this.kind = "indexeddb"; }
 
     static async open() {
-      const req = indexedDB.open(ROOT, 1);
-      req.onupgradeneeded = () => req.result.createObjectStore("files");
+      const req = indexedDB.open(ROOT, 2);
+      req.onupgradeneeded = () => {
+        const names = req.result.objectStoreNames;
+        if (!names.contains("files")) req.result.createObjectStore("files");
+        if (!names.contains("prefs")) req.result.createObjectStore("prefs");
+      };
       return new IdbStore(await request(req));
+    }
+
+    // The palace opened last (its own object store: list() reads only palace files).
+    async getLast() {
+      const value = await request(this.db.transaction("prefs", "readonly").objectStore("prefs").get(LAST));
+      return typeof value === "string" ? value : null;
+    }
+
+    async setLast(palace) {
+      await request(this.db.transaction("prefs", "readwrite").objectStore("prefs").put(palace, LAST));
     }
 
     tx(mode) { return this.db.transaction("files", mode).objectStore("files"); }
@@ -118,6 +154,8 @@ const PalaceStorage = (() => {
     constructor() { this.kind = "memory"; }
     async list() { return []; }
     async readAll() { return {}; }
+    async getLast() { return null; }
+    async setLast() {}
     async apply() {}
   }
 

@@ -10,7 +10,7 @@ import pytest
 from palazzo.hosts.cli import main
 
 from .conftest import new_guarded_context
-from .test_ui import open_page, tab, wait_text
+from .test_ui import open_page, tab
 
 pytestmark = pytest.mark.browser
 PARTS = ("wings", "rooms", "closets", "drawers", "kg", "conversations", "diaries")
@@ -37,8 +37,13 @@ def test_cli_palace_into_the_browser_and_back(browser, site_url, tmp_path, capsy
     context, guard = new_guarded_context(browser, accept_downloads=True)
     page = open_page(context, site_url)
     tab(page, "Palaces & files")
-    page.locator(".pz-import input[type=file]").set_input_files(str(exported))
-    wait_text(page, "files-note", "Imported")
+    page.locator(".pz-import-open").click()
+    page.locator("#import-files-input").set_input_files(str(exported))
+    page.wait_for_function("document.getElementById('import-dialog').dataset.state === 'found'")
+    page.locator('input[name="import-target"][value="open"]').check()
+    page.locator("#import-go").click()
+    page.wait_for_function("document.getElementById('import-dialog').dataset.state === 'done'")
+    page.locator("#import-close").click()
     in_browser = page.evaluate("window.palazzo.call('export', {vectors: 'none'})")["document"]
     assert parts(in_browser) == parts(json.loads(exported.read_text()))
 

@@ -225,6 +225,9 @@ def test_export_then_import_into_a_fresh_profile_and_a_bad_file_changes_nothing(
     tab(page, "Palaces & files")
     with page.expect_download() as info:
         page.locator(".pz-export button").click()
+    name = page.evaluate("window.palazzo.call('palace_status')")["name"]
+    assert re.fullmatch(re.escape(name) + r"-\d{4}-\d{2}-\d{2}\.json",
+                        info.value.suggested_filename)
     path = tmp_path / "palace.json"
     info.value.save_as(path)
     assert json.loads(path.read_text())["format"] == "palazzo"
@@ -238,14 +241,25 @@ def test_export_then_import_into_a_fresh_profile_and_a_bad_file_changes_nothing(
     before = _export(other)
     bad = tmp_path / "broken.json"
     bad.write_text('{"format": "palazzo", "version": 1, "palace": {"drawers": 7}}')
-    other.locator(".pz-import input[type=file]").set_input_files(str(bad))
-    assert "Nothing was changed" in wait_text(other, "files-note", "Nothing was changed")
+    other.locator(".pz-import-open").click()
+    other.locator("#import-files-input").set_input_files(str(bad))
+    other.wait_for_function("document.getElementById('import-status').className"
+                            " === 'import-error'")
+    assert "broken.json" in other.locator("#import-status").inner_text()
     assert _export(other) == before
-    other.locator(".pz-import input[type=file]").set_input_files(str(path))
-    wait_text(other, "files-note", "embedded")
+    other.locator("#import-files-input").set_input_files(str(path))
+    other.wait_for_function("document.getElementById('import-dialog').dataset.state"
+                            " === 'found'")
+    # Into the open palace: its contents replaced by the file's, its name kept.
+    other.locator('input[name="import-target"][value="open"]').check()
+    other.locator("#import-go").click()
+    other.wait_for_function("document.getElementById('import-dialog').dataset.state"
+                            " === 'done'")
+    assert other.locator("#import-status").inner_text().startswith("Loaded the palace file")
+    other.wait_for_function("""async () => {
+        const s = await window.palazzo.call('palace_status');
+        return s.embedded === s.drawers; }""", polling=500)  # embedded after the import
     assert _export(other) == expected
-    status = other.evaluate("window.palazzo.call('palace_status')")
-    assert status["embedded"] == status["drawers"]  # embedded after the import, with progress
     fresh.close()
     for g in (guard, guard2):
         assert g.outside == [] and g.failed == []

@@ -294,3 +294,76 @@ def apply_patch(patch: Any) -> None:
     from panel.io.state import state
 
     state.curdoc.apply_json_patch(_convert_json_patch(patch), setter="js")
+
+
+# -- imports the page drops on the worker (see palazzo.hosts.importing) ------------------------
+_job: Any = None
+# Calls a step of a dropped import applies: about a second of work in Pyodide at most, so
+# the progress bar moves, clicks are answered and Stop takes effect between steps.
+IMPORT_BATCH = 100
+
+
+def _reply(fn: Callable[[], Any], root: str | None = None) -> str:
+    """Run ``fn`` and return {"ok": true, "result"} or {"ok": false, "error"} as JSON text:
+    a PalazzoError becomes its message (one sentence; paths under ``root``, the worker's
+    folder of dropped files, as the person named them), anything else an internal error."""
+    from palazzo.errors import PalazzoError
+
+    try:
+        return json.dumps({"ok": True, "result": fn()})
+    except PalazzoError as err:
+        text = str(err)
+        if root:
+            text = text.replace(root.rstrip("/") + "/", "")
+        return json.dumps({"ok": False, "error": {"code": err.code, "message": text}})
+    except Exception as err:  # noqa: BLE001 - reported to the person, never lost
+        return json.dumps({"ok": False, "error": {"code": "internal",
+                                                  "message": f"{type(err).__name__}: {err}"}})
+
+
+def import_prepare(bridge: Bridge, root: str) -> str:
+    """Recognise and check the files the worker wrote under ``root``; return (JSON text) what
+    :meth:`ImportJob.prepare` found, plus "open": the open palace's name. Nothing is
+    written to any palace."""
+    from palazzo.hosts.importing import ImportJob
+
+    def prepare() -> dict[str, Any]:
+        global _job
+        _job = None
+        job = ImportJob(bridge, root, batch=IMPORT_BATCH)
+        found = job.prepare(bridge.library.root.palaces())
+        _job = job
+        return {**found, "open": bridge.library.name,
+                "palaces": bridge.library.root.palaces()}
+
+    return _reply(prepare, root)
+
+
+def import_begin(bridge: Bridge, into_open: bool) -> str:
+    """Start applying the prepared import into the palace open now; JSON reply."""
+    return _reply(lambda: _job.begin(bool(into_open)))
+
+
+def import_step(bridge: Bridge) -> str:
+    """Apply the next batch; JSON reply {"done", "total", "finished"}."""
+    return _reply(_job.step, str(_job.root))
+
+
+def import_summary(bridge: Bridge, stopped: bool = False) -> str:
+    """Return (JSON reply) what the import did; ``stopped`` when the person cancelled it.
+    The views reload (new drawers, wings, rooms)."""
+    if stopped:
+        _job.stop()
+    out = _reply(_job.summary)
+    hook = bridge.hooks.refresh_ui
+    if hook is not None and bridge.library.store is not None:
+        hook()
+    return out
+
+
+def import_clear(root: str) -> None:
+    """Remove the files of earlier drops under ``root`` (the worker's in-memory file
+    system), so a new drop starts from an empty folder. Returns None."""
+    import shutil
+
+    shutil.rmtree(root, ignore_errors=True)

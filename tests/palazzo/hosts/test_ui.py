@@ -6,7 +6,7 @@ callbacks are driven directly, which pins their behaviour without a browser.
 
 import asyncio
 import concurrent.futures
-import json
+import re
 
 import pytest
 
@@ -155,16 +155,11 @@ def test_provenance_slice_verifies_and_a_changed_token_fails():
     assert verdict["valid"] is False and "INVALID" in app.provenance.result.object
 
 
-def test_import_a_bad_file_changes_nothing_and_a_good_one_replaces_the_palace():
-    app, p = demo_app()
-    before = p.counts()
-    assert run(app.files.import_bytes(b'{"format": "palazzo", "version": 1}')) is False
-    assert "Nothing was changed" in app.files.note.object and p.counts() == before
-    assert run(app.files.import_bytes(b"\xff\xfe")) is False
-    doc = json.loads(app.files._export().getvalue())
-    other, q = app_for()
-    assert run(other.files.import_bytes(json.dumps(doc).encode())) is True
-    assert q.counts() == before
+def test_export_is_named_after_the_palace_and_the_day():
+    app, _p = demo_app()
+    name = app.files.download.filename
+    assert re.fullmatch(r".+-\d{4}-\d{2}-\d{2}\.json", name) and name.startswith("palace-")
+    assert 'data-action="import"' in app.files.view.objects[1].object
 
 
 def test_palaces_new_open_and_delete_with_confirmation():

@@ -1,43 +1,37 @@
-"""Palaces and files: download the palace JSON, upload one (validated; a bad file changes
-nothing), embed in steps with progress, and open, create or delete palaces."""
+"""Palaces and files: download the palace JSON (named after the palace and the day), open the
+import dialog, and open, create or delete palaces.
+
+Importing happens in the page's import dialog (``web/importer.js``), which the worker runs in
+batches (:mod:`palazzo.hosts.importing`); this view only offers the button that opens it.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
+import time
 from typing import Any
 
 import panel as pn
 
 from palazzo.errors import PalazzoError
-from palazzo.hosts.embedding import embedding_steps
 from palazzo.hosts.ui.common import Context, html_pane, message
 
-EMBED_STEP = 16
-# Between steps the interface sleeps on a real timer: a zero-length sleep is rescheduled
-# before the worker's queued messages (clicks, the page's calls) get their turn.
-YIELD_S = 0.01
+IMPORT_BUTTON = ('<p class="pz-import-lead">Drop files or a folder anywhere on the page, or '
+                 '<button type="button" class="pz-import-open" data-action="import">choose '
+                 'what to import…</button> Notes, chat exports, OpenCode and MemPalace '
+                 'palaces, palace files.</p>')
 
 
-async def embed_missing(ctx: Context, progress: pn.widgets.Progress, note: pn.pane.HTML,
-                        ) -> int:
-    """Embed drawers that lack a vector, a step at a time, moving ``progress``; return how
-    many were embedded (0 without an embedder)."""
-    done = 0
-    try:
-        for done, missing, _name in embedding_steps(ctx.call, EMBED_STEP):
-            progress.max, progress.value = missing, done
-            note.object = message(f"Embedding: {done} of {missing} drawers", "info",
-                                  "embed-progress")
-            await asyncio.sleep(YIELD_S)
-    except PalazzoError as err:
-        note.object = message(str(err), "error", "files-note")
-    return done
+def export_filename(palace: str, when: float | None = None) -> str:
+    """Return the download name of palace ``palace``'s export: ``<palace>-<YYYY-MM-DD>.json``
+    (local date), so exports of several palaces and days never overwrite each other."""
+    day = time.strftime("%Y-%m-%d", time.localtime(time.time() if when is None else when))
+    return f"{palace}-{day}.json"
 
 
 class FilesView:
-    """Export, import, embedding progress, and the palace list."""
+    """Export, the import dialog's button, and the palace list."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -45,11 +39,6 @@ class FilesView:
                                                 label="Download palace JSON",
                                                 button_type="primary",
                                                 css_classes=["pz-export"])
-        self.upload = pn.widgets.FileInput(accept=".json,application/json",
-                                           css_classes=["pz-import"])
-        self.progress = pn.widgets.Progress(name="Embedding", value=0, max=1,
-                                            sizing_mode="stretch_width",
-                                            css_classes=["pz-embed-progress"])
         self.note = html_pane("files-note")
         self.palaces = pn.widgets.Select(name="Palaces", css_classes=["pz-palace-pick"])
         self.open = pn.widgets.Button(name="Open", css_classes=["pz-palace-open"])
@@ -62,15 +51,16 @@ class FilesView:
         self.delete = pn.widgets.Button(name="Delete palace", button_type="danger",
                                         css_classes=["pz-palace-delete"])
         self.palace_note = html_pane("palace-note")
-        self.upload.param.watch(self._uploaded, "value")
         self.open.on_click(self._open)
         self.new.on_click(self._new)
         self.delete.on_click(self._delete)
         library = getattr(ctx.bridge, "library", None) is not None
         self.view = pn.Column(
-            pn.pane.HTML("<h3>Export and import</h3>"), self.download,
-            pn.pane.HTML("<p>Import replaces the open palace with the file's, after checking "
-                         "the whole file.</p>"), self.upload, self.progress, self.note,
+            pn.pane.HTML("<h3>Import</h3>"), pn.pane.HTML(IMPORT_BUTTON,
+                                                          sizing_mode="stretch_width"),
+            pn.pane.HTML("<h3>Export</h3><p>The whole palace as one JSON file, to keep or to "
+                         "open in another browser or with the palazzo command line.</p>"),
+            self.download, self.note,
             pn.pane.HTML("<h3>Palaces</h3>"), pn.Row(self.palaces, self.open),
             pn.Row(self.new_name, self.new), pn.Row(self.confirm, self.delete),
             self.palace_note, sizing_mode="stretch_width")
@@ -80,53 +70,19 @@ class FilesView:
         self.refresh()
 
     def refresh(self) -> None:
-        """Reload the palace list."""
+        """Reload the palace list and the export's file name."""
+        self.download.filename = export_filename(self.ctx.call("palace_status")["name"])
         if getattr(self.ctx.bridge, "library", None) is None:
             return
         out = self.ctx.call("list_palaces")
         self.palaces.options = out["palaces"]
         if out["open"] in out["palaces"]:
             self.palaces.value = out["open"]
+        self.download.filename = export_filename(out["open"] or "palace")
 
     def _export(self) -> io.BytesIO:
         doc = self.ctx.call("export", {"vectors": "float16"})["document"]
         return io.BytesIO(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
-
-    async def _uploaded(self, event: Any) -> None:
-        await self.import_bytes(event.new)
-
-    async def import_bytes(self, data: bytes | None) -> bool:
-        """Import a palace JSON file's bytes; show the error and change nothing if it is bad;
-        then embed its drawers with progress. Returns whether the import happened."""
-        if not data:
-            return False
-        try:
-            text = bytes(data).decode("utf-8")
-        except UnicodeDecodeError:
-            self.note.object = message("That file is not UTF-8 text, so not a palace file. "
-                                       "Nothing was changed.", "error", "files-note")
-            return False
-        out = self.ctx.attempt(self.note, lambda: self.ctx.call(
-            "import", {"text": text, "reindex": False}), testid="files-note")
-        if out is None:
-            self.note.object = str(self.note.object).replace(
-                "</p>", " Nothing was changed.</p>")
-            return False
-        counts = out["imported"]
-        self.ctx.changed()
-        try:
-            await self.ctx.saved()
-        except PalazzoError as err:
-            self.note.object = message(str(err), "error", "files-note")
-            return False
-        self.note.object = message(f"Imported {counts['drawers']} drawers in "
-                                   f"{counts['wings']} wings.", "ok", "files-note")
-        embedded = await embed_missing(self.ctx, self.progress, self.note)
-        self.note.object = message(f"Imported {counts['drawers']} drawers in "
-                                   f"{counts['wings']} wings; embedded {embedded}.", "ok",
-                                   "files-note")
-        self.ctx.changed()
-        return True
 
     async def _open(self, _event: Any = None) -> None:
         await self.open_palace(self.palaces.value)
