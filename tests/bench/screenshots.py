@@ -3,13 +3,15 @@
     .venv/bin/python tests/bench/screenshots.py            (writes docs/screenshots/*.png)
 
 Each view is opened on a first launch (the demo palace) after MiniLM has loaded, with the
-network guarded to loopback, at 1280×800.
+network guarded to loopback, at 1280×800; then the import dialog after a folder of notes went
+in, and the start tab at 390×844 (a phone).
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,12 +47,16 @@ def main() -> int:
         page.goto(url)
         page.evaluate("window.palazzo.deferred")
         page.wait_for_timeout(500)
+        tab(page, "Start")
+        shoot(page, "start")
         tab(page, "Map")
         shoot(page, "map")
         tab(page, "Search")
         page.locator(".pz-search-query input").fill("when should I prune the roses?")
         page.locator(".pz-search-query input").press("Enter")
-        page.locator("[data-testid=search-result]").first.wait_for()
+        page.locator(".pz-result-open button").first.wait_for()
+        page.locator(".pz-result-open button").first.click()
+        page.locator("[data-testid=drawer-text]").first.wait_for()
         shoot(page, "search")
         tab(page, "Knowledge")
         page.locator(".pz-kg-entity input").fill("Jonas")
@@ -58,8 +64,10 @@ def main() -> int:
         page.locator("[data-testid=kg-facts]").first.wait_for()
         shoot(page, "knowledge")
         tab(page, "Navigate")
-        page.locator(".pz-nav-start select").select_option(label="Home / garden")
-        page.locator(".pz-nav-goal select").select_option(label="Projects / palazzo")
+        for picker, room in ((".pz-nav-start", "Home / garden"),
+                             (".pz-nav-goal", "Projects / palazzo")):
+            page.locator(f"{picker} input").fill(room)
+            page.locator(f"{picker} input").press("Enter")
         page.locator(".pz-nav-go button").click()
         page.locator("[data-testid=nav-steps]").first.wait_for()
         tab(page, "Map")
@@ -70,6 +78,20 @@ def main() -> int:
         page.locator(".pz-prov-verify button").click()
         page.locator("[data-testid=prov-verdict]").first.wait_for()
         shoot(page, "provenance")
+        with tempfile.TemporaryDirectory() as tmp:
+            notes = Path(tmp) / "garden notes"
+            (notes / "roses").mkdir(parents=True)
+            (notes / "roses" / "pruning.md").write_text("Prune climbing roses in late winter.\n")
+            (notes / "tomatoes.md").write_text("Tomatoes need six hours of sun.\n")
+            page.evaluate("window.palazzo.openImport()")
+            page.locator("#import-folder-input").set_input_files(str(notes))
+            page.wait_for_function("document.getElementById('import-dialog').dataset.state"
+                                   " === 'found'")
+            shoot(page, "import")
+            page.locator("#import-close").click()
+        page.set_viewport_size({"width": 390, "height": 844})
+        tab(page, "Start")
+        shoot(page, "phone")
         context.close()
         browser.close()
         if guard.outside or guard.failed:
