@@ -158,7 +158,7 @@ def browser(runs: int) -> dict:
         serve,
     )
     from browser.conftest import CHROMIUM_ARGS, SITE, chromium_path, new_guarded_context
-    from browser.test_ui_map import NEXT_FRAME_JS, PAINT_HOOK_JS, STATE_JS, TITLE
+    from browser.test_ui_map import NEXT_FRAME_JS, STATE_JS, TITLE, zoom_and_drag
 
     palace, _ = make_palace(20_000, 0, 0, False)
     server, url = serve(SITE, palace)
@@ -191,18 +191,7 @@ def browser(runs: int) -> dict:
                        return e && e.textContent.includes(k + ' heat'); }""", arg=kind,
                     polling="raf")
                 out["switch_ms"].append(page.evaluate(NEXT_FRAME_JS) - t0)
-            page.evaluate(PAINT_HOOK_JS, TITLE)
-            box = page.locator(".pz-tabs canvas").first.bounding_box()
-            cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-            page.mouse.move(cx, cy)
-            for _ in range(10):
-                page.mouse.wheel(0, -120)
-            page.mouse.down()
-            for i in range(20):
-                page.mouse.move(cx + 6 * i, cy + 3 * i)
-            page.mouse.up()
-            page.evaluate(NEXT_FRAME_JS)
-            out["paint_ms"] = page.evaluate("window.__paints")
+            out["paint_ms"] = zoom_and_drag(page)
             out["console_warnings"] = [w for w in warnings if "initial ranges" in w][:3]
             out["console_warning_count"] = len(warnings)
             context.close()

@@ -44,15 +44,17 @@ RUN_TIMEOUT_MS = 180_000
 OK_OUTCOMES = {"passed", "xfailed"}
 
 # Whole files that cannot run in Pyodide, by path relative to tests/palazzo, with the reason.
-EXCLUDE = {
-    "hosts/test_ui.py": "builds the Panel app with Panel's server-side rendering; Panel is not "
-    "loaded here (tests/browser/test_page.py covers the app in the real worker)",
-    **dict.fromkeys(
-        ("importers/test_chats.py", "importers/test_folder.py",
-         "importers/test_graphpalace.py", "importers/test_mempalace.py"),
-        "the importers read files and SQLite databases from the CPython host (the command "
-        "line and MCP server); the browser imports palace JSON files"),
-}
+EXCLUDE = dict.fromkeys(
+    ("hosts/test_ui.py", "hosts/test_ui_knowledge.py", "hosts/test_ui_map.py",
+     "hosts/test_ui_search.py", "hosts/test_ui_shell.py"),
+    "builds the Panel app with Panel's server-side rendering; Panel is not loaded here "
+    "(tests/browser/test_ui*.py cover the app in the real worker)")
+EXCLUDE.update(dict.fromkeys(
+    ("importers/test_chats.py", "importers/test_folder.py", "importers/test_graphpalace.py",
+     "importers/test_mempalace.py"),
+    "cpython_only: their fixtures are made with the host's sqlite3 and files; in the browser "
+    "the importers run in the worker on dropped files (tests/browser/test_ui_import.py; "
+    "importers/test_source.py and hosts/test_importing.py run here)"))
 
 
 def _imports_hypothesis(path: Path) -> bool:

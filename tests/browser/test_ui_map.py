@@ -195,11 +195,12 @@ def test_switching_heat_kinds_recolours_the_map_quickly(page):
     no_console_noise(page)
 
 
-def test_pan_and_zoom_paint_times(page):
-    tab(page, "Map")
+def zoom_and_drag(page) -> list[float]:
+    """Wheel-zoom the map ten times and drag it in twenty steps, as a person would; return
+    the paint times (ms) the hook recorded (the map tab must be showing). Shared with
+    tests/bench/map_scale.py."""
     page.evaluate(PAINT_HOOK_JS, TITLE)
-    canvas = page.locator(".pz-tabs canvas").first
-    box = canvas.bounding_box()
+    box = page.locator(".pz-tabs canvas").first.bounding_box()
     cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(cx, cy)
     for _ in range(10):
@@ -209,7 +210,12 @@ def test_pan_and_zoom_paint_times(page):
         page.mouse.move(cx + 6 * i, cy + 3 * i)
     page.mouse.up()
     page.evaluate(NEXT_FRAME_JS)
-    paints = page.evaluate("window.__paints")
+    return page.evaluate("window.__paints")
+
+
+def test_pan_and_zoom_paint_times(page):
+    tab(page, "Map")
+    paints = zoom_and_drag(page)
     assert len(paints) >= 5
     paints.sort()
     print(f"map paints during pan/zoom: n={len(paints)} p50={paints[len(paints) // 2]:.1f} ms "

@@ -1,7 +1,6 @@
 """Recognising dropped sources: folders, zips, chat exports, databases, palace files."""
 
 import json
-import sqlite3
 import zipfile
 
 import pytest
@@ -54,7 +53,10 @@ def test_chat_exports_are_told_apart_from_palace_and_graphpalace_files(tmp_path)
     assert recognise(z).kind == "chats"
 
 
+@pytest.mark.cpython_only  # the test's sqlite3 databases; Pyodide loads sqlite3 on demand
 def test_databases_by_name_and_first_bytes(tmp_path):
+    import sqlite3
+
     db = tmp_path / "opencode.db"
     sqlite3.connect(db).execute("create table t (x)").connection.close()
     assert recognise(db).kind == "chats"
