@@ -89,7 +89,9 @@ def test_panel_document_renders_visible_content(booted):
     status = page.locator("[data-testid=palace-status]")
     status.wait_for(state="visible")
     assert "drawers" in status.inner_text() and "Demo palace" in status.inner_text()
-    assert page.get_by_text("Knowledge").first.is_visible()  # a tab
+    knowledge = page.get_by_role("tab", name="Knowledge", exact=True)  # a tab (web/a11y.js)
+    knowledge.wait_for(state="visible")
+    assert knowledge.is_visible()
     box = page.locator("#app").bounding_box()
     assert box and box["height"] > 100
 
