@@ -142,9 +142,6 @@ function embedMissing() {
     let limit = 16;
     try {
       for (;;) {
-        // A macrotask between steps: without it the chain of steps never lets the page's
-        // messages (calls, clicks) in until every drawer is embedded.
-        await new Promise((res) => setTimeout(res, 0));
         let seconds = 0;
         const step = await serial(async () => {
           const t0 = performance.now();
