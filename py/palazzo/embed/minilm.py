@@ -188,7 +188,7 @@ class MiniLMEmbedder:
             raise ValueError("batch_tokens must be positive")
         data = weights if isinstance(weights, bytes | bytearray) else _read(Path(weights))
         self._digest = hashlib.sha256(data).hexdigest()
-        arrays = _open_npz(bytes(data))
+        arrays = open_npz(bytes(data))
         try:
             self._load(arrays)
         except KeyError as err:
@@ -229,6 +229,11 @@ class MiniLMEmbedder:
         return f"minilm-{self.variant}-{self._digest[:16]}"
 
     @property
+    def runtime(self) -> str:
+        """What computes the vectors, in words: "NumPy" or "NumPy with OpenBLAS (SciPy)"."""
+        return "NumPy with OpenBLAS (SciPy)" if self._k.blas else "NumPy"
+
+    @property
     def uses_blas(self) -> bool:
         """Whether matrix products go through SciPy's ``sgemm``."""
         return self._k.blas
@@ -252,7 +257,7 @@ class MiniLMEmbedder:
         encodings = [self.tokenizer.encode(t) for t in texts]
         out = np.zeros((len(encodings), self.dim), dtype=np.float32)
         real = [i for i, enc in enumerate(encodings) if enc.content_length > 0]
-        for batch in _batches([len(encodings[i].ids) for i in real], self.batch_tokens):
+        for batch in batches([len(encodings[i].ids) for i in real], self.batch_tokens):
             rows = [real[j] for j in batch]
             out[rows] = self._forward([encodings[i].ids for i in rows])
         return out
@@ -302,7 +307,7 @@ def _softmax(s: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _batches(lengths: list[int], batch_tokens: int) -> list[list[int]]:
+def batches(lengths: list[int], batch_tokens: int) -> list[list[int]]:
     """Return indices grouped into batches: sorted by length, each batch's padded size
     (count × longest) within ``batch_tokens`` unless a single text exceeds it."""
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
@@ -356,7 +361,7 @@ def _read(path: Path) -> bytes:
         ) from err
 
 
-def _open_npz(data: bytes) -> dict[str, np.ndarray]:
+def open_npz(data: bytes) -> dict[str, np.ndarray]:
     """Return every array of a palazzo ``minilm.npz`` held in ``data``; checks its format."""
     if not data.startswith(b"PK"):
         raise WeightsError("not a palazzo minilm.npz weights file (not a zip archive)")

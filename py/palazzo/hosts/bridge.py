@@ -31,8 +31,9 @@ Result = dict[str, Any]
 class Hooks:
     """What hosts plug into a bridge; each stays None until a host sets it.
 
-    The worker sets the first three (services of the browser), the Panel interface the last
-    three (how the worker reaches the views).
+    The worker sets the services of the browser (embedder, persist, library_call,
+    indexing, prepare_texts), the Panel interface how the worker reaches the views
+    (refresh_ui, refresh_status, lock_free).
     """
 
     # The embedder palaces opened from now on get (MiniLM, once the page sent its weights).
@@ -47,6 +48,12 @@ class Hooks:
     refresh_status: Callable[[], None] | None = None
     # The writer of the read-only palace of this name has gone: offer to take over.
     lock_free: Callable[[str], None] | None = None
+    # Background embedding's rate and time left in words ("12.5 drawers/s, about 4 min
+    # left"), or None when nothing is being embedded.
+    indexing: Callable[[], str | None] | None = None
+    # Have the vectors of these texts (a search's query) computed before a call needs them:
+    # the browser's embedding worker runs apart from the engine. Set by the worker.
+    prepare_texts: Callable[[list[str]], Awaitable[None]] | None = None
 
 
 class Bridge:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -56,3 +57,40 @@ def embedding_steps(call: Call, limit: int) -> EmbeddingSteps:
     names them after the run. Cost: one ``reindex`` call a step.
     """
     return EmbeddingSteps(call, limit)
+
+
+class IndexingRate:
+    """How fast background embedding is going: drawers a second over the last steps, and the
+    time left at that rate. A host records each step; a status line asks for :meth:`words`.
+
+    Over the last ``window`` steps (not since the start): the rate changes with drawer length
+    and with what else the machine is doing. Cost: O(window) a call.
+    """
+
+    def __init__(self, window: int = 20) -> None:
+        self.steps: deque[tuple[int, float]] = deque(maxlen=window)
+        self.remaining = 0
+
+    def record(self, embedded: int, seconds: float, remaining: int) -> None:
+        """Note a step that wrote ``embedded`` vectors in ``seconds`` and left ``remaining``
+        drawers without one. Returns None."""
+        if seconds > 0:
+            self.steps.append((int(embedded), float(seconds)))
+        self.remaining = int(remaining)
+        if not remaining:
+            self.steps.clear()
+
+    def per_second(self) -> float | None:
+        """Return drawers embedded a second over the recorded steps, or None without any."""
+        seconds = sum(t for _, t in self.steps)
+        return sum(n for n, _ in self.steps) / seconds if seconds > 0 else None
+
+    def words(self) -> str | None:
+        """Return e.g. "12.5 drawers/s, about 4 min left" while drawers remain, else None."""
+        rate = self.per_second()
+        if not self.remaining or not rate:
+            return None
+        left = self.remaining / rate
+        when = (f"about {round(left / 60):,} min left" if left >= 90
+                else f"about {max(1, round(left))} s left")
+        return f"{rate:.1f} drawers/s, {when}"

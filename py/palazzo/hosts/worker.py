@@ -13,6 +13,10 @@ from typing import Any
 
 from palazzo.hosts.bridge import Bridge
 from palazzo.hosts.demo import DEMO_NAME
+from palazzo.hosts.embedding import IndexingRate
+
+# How fast background embedding goes, for the status line (one worker, one palace at a time).
+RATE = IndexingRate()
 
 FIRST_PALACE = DEMO_NAME  # the worker opens it on a first launch
 
@@ -48,6 +52,7 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
     # Palaces opened later get the embedder once it has arrived (attach_embedder).
     library = Library(root, lambda **kw: Palace(embedder=bridge.hooks.embedder, **kw))
     bridge = Bridge(library=library)
+    bridge.hooks.indexing = RATE.words
     if name is not None:
         root.load(name, _py(files) or {})
         library.open_palace(name)
@@ -89,8 +94,12 @@ def install_hooks(bridge: Bridge) -> None:
         err.code = error["code"]
         raise err
 
+    async def prepare_texts(texts: list[str]) -> None:
+        await js.palazzoPrepareTexts(json.dumps(list(texts)))
+
     bridge.hooks.persist = persist
     bridge.hooks.library_call = library_call
+    bridge.hooks.prepare_texts = prepare_texts
 
 
 def grant(bridge: Bridge, name: str, held: bool) -> None:
@@ -209,6 +218,93 @@ def attach_hash_embedder(bridge: Bridge) -> dict[str, Any]:
     return _attach(bridge, registry.make("hash"))
 
 
+def attach_remote_embedder(bridge: Bridge, vocab: str, card: str, runtime: str) -> dict[str, Any]:
+    """Give the open palace (and every palace opened later) the MiniLM embedder whose
+    vectors the embedding worker computes with ONNX Runtime; return {"missing"} as
+    :func:`attach_embedder` does.
+
+    ``vocab`` is the text of the site's ``vocab.txt``, ``card`` its ``minilm.json`` (JSON
+    text: fingerprint, longest input), ``runtime`` what the status line's details say is
+    computing ("ONNX Runtime, wasm, 1 thread"). The worker then alternates
+    :func:`embed_plan`, the embedding worker, :func:`embed_supply` and :func:`embed_step`.
+    """
+    from palazzo.embed.cache import CachedEmbedder
+    from palazzo.embed.remote import RemoteEmbedder
+
+    info = json.loads(card)
+    remote = RemoteEmbedder(vocab, info["fingerprint"], int(info["max_seq_length"]), runtime)
+    return _attach(bridge, CachedEmbedder(remote))
+
+
+# The batches of recent plans (embed_plan, query_plan) by number, until the worker supplies
+# their vectors: the embedding worker sees only token ids, the texts stay here. A query's
+# plan may come while the background's is being embedded, hence more than one.
+_plans: dict[int, list[Any]] = {}
+_PLANS_KEPT = 8
+
+
+def _remote(bridge: Bridge) -> Any:
+    from palazzo.embed.remote import RemoteEmbedder
+
+    inner = getattr(bridge.hooks.embedder, "inner", None)
+    return inner if isinstance(inner, RemoteEmbedder) else None
+
+
+def _planned(remote: Any, texts: list[str]) -> list[Any]:
+    batches = remote.requests(texts)
+    if not batches:
+        return []
+    number = max(_plans, default=0) + 1
+    _plans[number] = batches
+    for old in sorted(_plans)[:-_PLANS_KEPT]:
+        del _plans[old]
+    return [number, [[b.ids.tobytes(), int(b.ids.shape[0]), int(b.ids.shape[1])]
+                     for b in batches]]
+
+
+def embed_plan(bridge: Bridge, limit: int = 16) -> list[Any]:
+    """Return the token ids the embedding worker must embed for the next ``limit`` drawers
+    without a vector (those ``reindex`` takes next): [plan number, batches], each batch
+    [ids (int32 bytes, n×t, 0-padded), n, t]; empty when there is nothing to embed or the
+    embedder is not the remote one. Cost: tokenising those drawers' chunks."""
+    remote = _remote(bridge)
+    lib = bridge.library
+    if remote is None or not lib.writable or lib.store is None:
+        return []
+    palace = bridge.palace
+    s = palace.drawers
+    rows = s.live_rows()
+    rows = rows[~s.has_vector[rows]][: max(1, int(limit))]
+    texts = [p for r in rows for p in palace.pieces(s.content[r])]
+    return _planned(remote, texts)
+
+
+def query_plan(bridge: Bridge, texts: Any) -> list[Any]:
+    """Return the batches (as :func:`embed_plan`) for ``texts`` (a list, or JSON text of
+    one): the query of a search about to run, so it ranks by meaning too. Empty when they
+    are known already or the embedder is not the remote one."""
+    remote = _remote(bridge)
+    texts = json.loads(texts) if isinstance(texts, str) else _py(texts)
+    if remote is None or not texts:
+        return []
+    return _planned(remote, [t for t in texts if isinstance(t, str) and t.strip()])
+
+
+def embed_supply(bridge: Bridge, plan: int, index: int, vectors: Any) -> None:
+    """Give the remote embedder the vectors of batch ``index`` of plan number ``plan`` (a
+    JS Float32Array or bytes of float32, n×384). Returns None."""
+    import numpy as np
+
+    remote = _remote(bridge)
+    batches = _plans.get(plan)
+    if remote is None or batches is None or not 0 <= index < len(batches):
+        return
+    data = vectors.to_bytes() if hasattr(vectors, "to_bytes") else bytes(vectors)
+    remote.supply(batches[index].texts, np.frombuffer(data, np.float32))
+    if index == len(batches) - 1:
+        del _plans[plan]
+
+
 def _attach(bridge: Bridge, embedder: Any) -> dict[str, Any]:
     bridge.hooks.embedder = embedder
     if bridge.library.store is None:
@@ -219,18 +315,22 @@ def _attach(bridge: Bridge, embedder: Any) -> dict[str, Any]:
     return {"missing": status["drawers"] - status["embedded"]}
 
 
-def embed_step(bridge: Bridge, limit: int = 16) -> dict[str, Any]:
+def embed_step(bridge: Bridge, limit: int = 16, seconds: float | None = None) -> dict[str, Any]:
     """Embed up to ``limit`` drawers that lack a vector; return {"embedded", "remaining"}.
 
     The worker runs one step at a time between other messages, so embedding a large palace
     (new, imported, or left half-done by a reload) never blocks the page's calls for long;
-    the status line shows the count after each step.
+    the status line shows the count after each step and, given ``seconds`` (the step's
+    wall time as the worker measured it, the embedding worker's part included), the rate and
+    the time left.
     """
     lib = bridge.library
     # Vectors are derived data: a read-only tab leaves them to the tab that writes.
     if not lib.writable or bridge.palace.embedder is None:
         return {"embedded": 0, "remaining": 0}
     out = bridge.call("reindex", {"limit": limit})
+    if seconds is not None:
+        RATE.record(out["embedded"], float(seconds), out["remaining"])
     _refresh_status(bridge)
     return {"embedded": out["embedded"], "remaining": out["remaining"]}
 

@@ -43,8 +43,10 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
         "embedded": int(store.has_vector[: store.size].sum()),
         # vectors of the windows long drawers are cut into (each also has its own vector)
         "chunk_vectors": len(store.chunks),
-        "embedder": None if emb is None else {"name": emb.name, "dim": emb.dim,
-                                              "fingerprint": emb.fingerprint},
+        "embedder": None if emb is None else {
+            "name": emb.name, "dim": emb.dim, "fingerprint": emb.fingerprint,
+            # what computes the vectors ("ONNX Runtime, wasm, 1 thread", "NumPy"), if known
+            "runtime": getattr(getattr(emb, "inner", emb), "runtime", None)},
         "engine": {
             "version": __version__,
             "python": platform.python_version(),
@@ -315,11 +317,14 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     written, tried, failed = 0, 0, []
     while tried < todo and written < step:
         batch = rows[tried : tried + step - written]
-        palace.embed_rows(batch)
-        got = s.has_vector[batch]
+        answered = palace.embed_rows(batch)
+        done = batch[:answered]
+        got = s.has_vector[done]
         written += int(got.sum())
-        failed.extend(int(r) for r in batch[~got])
-        tried += len(batch)
+        failed.extend(int(r) for r in done[~got])
+        tried += answered
+        if answered < len(batch):
+            break  # the rest's vectors are still being computed elsewhere: a later step
     listed = 20
     return {"embedded": written, "remaining": todo - tried, "embedder": palace.embedder.name,
             "fingerprint": palace.embedder.fingerprint,

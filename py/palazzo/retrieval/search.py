@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.errors import ValidationError
+from palazzo.errors import ValidationError, VectorsPending
 from palazzo.retrieval import fusion
 
 MODES = ("hybrid", "vector", "bm25", "blend")
@@ -76,7 +76,10 @@ def vector_scores(palace, query: str, best_chunk: bool = True) -> np.ndarray | N
     n = store.size
     if palace.embedder is None or not store.has_vector[:n].any():
         return None
-    q = palace.embedder.embed([query])[0]
+    try:
+        q = palace.embedder.embed([query])[0]
+    except VectorsPending:  # the query's vector is still being computed: words decide
+        return None
     if not q.any():  # a query the embedder cannot read (no token): BM25 alone decides
         return None
     scores = store.vectors[:n] @ q

@@ -18,7 +18,7 @@ from palazzo.embed.minilm import (
     ENV_VAR,
     MiniLMEmbedder,
     WeightsError,
-    _batches,
+    batches,
     default_weights_path,
     find_weights,
 )
@@ -243,9 +243,9 @@ def test_find_weights_prefers_an_explicit_path_then_the_env_var_then_home(tmp_pa
 
 def test_batches_sort_by_length_and_respect_the_token_budget():
     lengths = [10, 3, 250, 7, 3, 120]
-    batches = _batches(lengths, 20)
-    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
-    for batch in batches:
+    groups = batches(lengths, 20)
+    assert sorted(i for b in groups for i in b) == list(range(len(lengths)))
+    for batch in groups:
         assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= 20
-    flat = [lengths[i] for b in batches for i in b]
+    flat = [lengths[i] for b in groups for i in b]
     assert flat == sorted(flat)

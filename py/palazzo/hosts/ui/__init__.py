@@ -90,7 +90,7 @@ class App:
         box = self.search.query
         box.value_input = query
         if box.value == query:
-            self.search.run()  # the same query again: no change event to run it
+            self.search.submit()  # the same query again: no change event to run it
         else:
             box.value = query
         self.show("Search")

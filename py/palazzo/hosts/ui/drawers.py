@@ -13,6 +13,7 @@ duplicates (``check_duplicate``) before it writes; a second click adds anyway.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import unicodedata
 from collections.abc import Callable
@@ -134,7 +135,7 @@ class SearchView:
         self.shown: list[dict[str, Any]] = []  # the hits on the cards, best first
         self._q = ""
         self._deleted: dict[str, Any] | None = None  # the last deleted drawer, for Undo
-        self.go.on_click(lambda _e: self.run())
+        self.go.on_click(lambda _e: self.submit())
         self.query.param.watch(self._typed, "value_input")
         self.query.param.watch(self._entered, "value")
         self.wing.param.watch(lambda _e: self._rooms(), "value")
@@ -171,7 +172,28 @@ class SearchView:
 
     def _entered(self, event: Any) -> None:
         self._typed(event)
-        self.run()
+        self.submit()
+
+    def submit(self) -> None:
+        """Search for what was typed, as :meth:`run`; where the host computes vectors apart
+        from the engine (the browser's embedding worker), first have the query's vector
+        computed, so the search ranks by meaning as well as words. Returns None (the cards
+        show the hits)."""
+        prepare = self.ctx.bridge.hooks.prepare_texts
+        q = self._q.strip()
+        if prepare is None or not q:
+            self.run()
+            return
+
+        async def prepared() -> None:
+            try:
+                await prepare([q])
+            except Exception as err:  # noqa: BLE001 - words alone still find things
+                self.hint.object = message(f"searching by words only: {err}", "info",
+                                           "search-hint")
+            self.run()
+
+        asyncio.ensure_future(prepared())
 
     def _filters(self) -> None:
         set_options(self.wing, [ALL, *self.ctx.wings()])

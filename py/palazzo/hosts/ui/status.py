@@ -19,9 +19,10 @@ def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
-def search_words(status: dict[str, Any], model_coming: bool) -> str:
-    """Return what search can do now, in words: semantic search ready, embedding k of n,
-    or keyword search only (and why). ``model_coming`` says the host attaches a language
+def search_words(status: dict[str, Any], model_coming: bool, rate: str | None = None) -> str:
+    """Return what search can do now, in words: semantic search ready, embedding k of n
+    (with ``rate``, e.g. "12.5 drawers/s, about 4 min left", when the host measures it), or
+    keyword search only (and why). ``model_coming`` says the host attaches a language
     model later (the browser worker does, after the first render). Costs nothing."""
     emb = status.get("embedder") or {}
     drawers, embedded = status["drawers"], status.get("embedded", 0)
@@ -31,11 +32,12 @@ def search_words(status: dict[str, Any], model_coming: bool) -> str:
     kind = "similarity" if emb["name"] == "hash" else "semantic"
     if drawers == 0 or embedded >= drawers:
         return f"{kind} search ready"
-    return f"{kind} search: embedding {embedded:,} of {drawers:,}…"
+    line = f"{kind} search: embedding {embedded:,} of {drawers:,}"
+    return f"{line} · {rate}" if rate else f"{line}…"
 
 
 def status_html(status: dict[str, Any], storage: dict[str, Any] | None,
-                model_coming: bool = False) -> str:
+                model_coming: bool = False, rate: str | None = None) -> str:
     """Return the status line for palace and storage status dicts, all user text escaped:
     a plain sentence ("Demo palace · 23 drawers in 10 rooms of 6 wings · semantic search
     ready · saved in this browser"), warnings, and a closed <details> with the jargon."""
@@ -45,11 +47,13 @@ def status_html(status: dict[str, Any], storage: dict[str, Any] | None,
     parts = [
         f'<b data-testid="status-name">{esc(status["name"])}</b>',
         f'<span data-testid="status-counts">{esc(size)}</span>',
-        f'<span data-testid="status-search">{esc(search_words(status, model_coming))}</span>',
+        f'<span data-testid="status-search">'
+        f'{esc(search_words(status, model_coming, rate))}</span>',
     ]
     detail = [f'{plural(status["entities"], "entity", "entities")} in the knowledge graph',
-              f'embedder: {emb.get("name") or "none yet"} '
-              f'({status.get("embedded", 0):,}/{status["drawers"]:,} drawers embedded)']
+              f'embedder: {emb.get("name") or "none yet"}'
+              + (f' on {emb["runtime"]}' if emb.get("runtime") else "")
+              + f' ({status.get("embedded", 0):,}/{status["drawers"]:,} drawers embedded)']
     warnings = []
     if storage is not None:
         st = storage.get("status") or {}
@@ -88,4 +92,6 @@ class StatusLine:
         library = getattr(self.ctx.bridge, "library", None) is not None
         if library:
             storage = self.ctx.call("storage_status")
-        self.pane.object = status_html(status, storage, model_coming=library)
+        indexing = self.ctx.bridge.hooks.indexing
+        rate = indexing() if indexing is not None else None
+        self.pane.object = status_html(status, storage, model_coming=library, rate=rate)
