@@ -43,8 +43,12 @@ def fingerprint_of(npz: bytes, variant: str) -> str:
     return f"minilm-{variant}-{hashlib.sha256(npz).hexdigest()[:16]}"
 
 
-def build(npz: bytes) -> bytes:
+def build(npz: bytes, stored: str = "float16") -> bytes:
     """Return the serialised ONNX model of the weights ``npz`` (a palazzo ``minilm.npz``).
+
+    ``stored`` "float16" keeps the weights as float16 initializers cast in the graph (the
+    shipped form, 45 MB); "float32" stores the same values as float32 (91 MB), the form
+    ONNX Runtime's quantisation tools read (they quantise only MatMuls fed by initializers).
 
     Raises :class:`WeightsError` when ``npz`` is not such a file or is the ``int8-fp16``
     variant (its int8 word table has no float16 form to store), ImportError without ``onnx``.
@@ -67,8 +71,13 @@ def build(npz: bytes) -> bytes:
         inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
 
+    if stored not in ("float16", "float32"):
+        raise ValueError(f"stored must be float16 or float32, not {stored!r}")
+
     def weight(name: str, value: np.ndarray) -> str:
         """A float16 initializer cast to float32: half the bytes, the NumPy model's values."""
+        if stored == "float32":
+            return const(name, np.asarray(value, dtype=np.float16).astype(np.float32))
         const(name + ".f16", np.asarray(value, dtype=np.float16))
         nodes.append(helper.make_node("Cast", [name + ".f16"], [name], to=TensorProto.FLOAT))
         return name
@@ -84,6 +93,12 @@ def build(npz: bytes) -> bytes:
 
     def linear(x: str, pre: str, out: str, scale: float | None = None) -> str:
         # MatMul wants (in, out): store the transpose of PyTorch's (out, in).
+        if scale is not None and stored == "float32":
+            # The NumPy model pre-scales the query weights in float32: do so here.
+            s32 = np.float32(scale)
+            w = const(pre + ".weight.T", arrays[pre + ".weight"].T.astype(np.float32) * s32)
+            b = const(pre + ".bias", arrays[pre + ".bias"].astype(np.float32) * s32)
+            return node("Add", [node("MatMul", [x, w], out + ".mm"), b], out)
         w = weight(pre + ".weight.T", arrays[pre + ".weight"].T)
         b = weight(pre + ".bias", arrays[pre + ".bias"])
         if scale is not None:  # the NumPy model pre-scales the query weights in float32

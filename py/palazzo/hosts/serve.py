@@ -23,6 +23,11 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-cache")
+        # Cross-origin isolation: lets the embedding worker run ONNX Runtime on more than one
+        # thread (SharedArrayBuffer). Everything the site loads is its own, so nothing breaks;
+        # a plain static host without these headers still works on one thread.
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         super().end_headers()
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
