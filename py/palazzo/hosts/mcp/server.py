@@ -795,7 +795,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--palace", default=str(default_palace()),
                         help="palace directory, created if missing (default: %(default)s)")
     parser.add_argument("--embedder", default="auto", choices=registry.NAMES,
-                        help="auto: minilm when its weights are found, else hash")
+                        help="auto: minilm (its weights fetched on first use), else hash")
     return parser
 
 
@@ -805,8 +805,10 @@ def command(argv: list[str] | None = None) -> int:
     args = add_arguments(argparse.ArgumentParser(
         prog="palazzo mcp", description="Serve a palace to MCP clients over stdio.")
     ).parse_args(argv)
+    from palazzo.hosts import model  # the weights' lookup and first-run fetch
+
     try:
-        choice = registry.choose(args.embedder)
+        choice = model.choose(args.embedder, say=_log)
     except PalazzoError as err:
         _log(str(err))
         return 1
