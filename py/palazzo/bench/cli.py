@@ -47,10 +47,26 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     mlt.add_argument("--data", required=True)
     mlt.add_argument("--out", required=True)
     mlt.add_argument("--group", type=int, default=6, help="sessions a drawer")
-    emb = add("embedder", _embedder, "embedder speed on a LongMemEval file's text")
+    emb = add("embedder", _embedder, "MiniLM in NumPy vs ONNX Runtime fp32 vs int8: load, "
+              "bytes, query latency, paragraphs/s at batch 1/8 and 100/256 tokens, int8 "
+              "nearest-neighbour agreement and retrieval on a LongMemEval file")
     emb.add_argument("--data", required=True)
     emb.add_argument("--out", required=True)
-    emb.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
+    emb.add_argument("--embedder", choices=EMBEDDERS, help="instead: the older measurement "
+                     "of one embedder (query latency, paragraphs/s on 200 sessions)")
+    emb.add_argument("--weights", help="minilm.npz (default: $PALAZZO_MINILM or the built "
+                     "site's)")
+    emb.add_argument("--variants", default="numpy,ort-fp32,ort-int8")
+    emb.add_argument("--paragraphs", type=int, default=64, help="paragraphs a token length")
+    emb.add_argument("--tokens", default="100,256", help="paragraph lengths in word pieces")
+    emb.add_argument("--batches", default="1,8")
+    emb.add_argument("--queries", type=int, default=50)
+    emb.add_argument("--threads", default="1", help="ONNX Runtime threads, e.g. 1,2 (0: a "
+                     "thread a core); NumPy's follow OPENBLAS_NUM_THREADS")
+    emb.add_argument("--questions", type=int, help="int8 checks on the first N questions")
+    emb.add_argument("--no-retrieval", action="store_true", help="skip the search runs")
+    emb.add_argument("--int8-out", help="also write the int8 model here")
+    emb.add_argument("--progress", action="store_true")
     pf = add("pathfinding", _pathfinding, "Semantic A* on the paper's synthetic palaces")
     pf.add_argument("--out", required=True)
     dec = add("decay", _decay, "pheromone decay and cost recomputation throughput")
@@ -201,10 +217,33 @@ def _journal(args: argparse.Namespace, make_embedder: MakeEmbedder,
 def _embedder(args: argparse.Namespace, make_embedder: MakeEmbedder,
               progress: MakeProgress) -> int:
     from palazzo.bench import embedder
+    from palazzo.embed.minilm import find_weights
+    from palazzo.errors import PalazzoError
 
-    result = embedder.run(Path(args.data), make_embedder(args.embedder))
+    if args.embedder:
+        result = embedder.run(Path(args.data), make_embedder(args.embedder))
+        _write(args.out, result)
+        print(json.dumps(result, indent=1))
+        return 0
+    weights = find_weights(args.weights)
+    if weights is None:
+        raise PalazzoError("MiniLM weights not found: build the site or pass --weights")
+
+    def ints(text: str) -> list[int]:
+        return [int(x) for x in text.split(",") if x.strip()]
+
+    def say(msg: str) -> None:
+        if args.progress or sys.stderr.isatty():
+            print(f"bench embedder: {msg}", file=sys.stderr, flush=True)
+
+    result = embedder.compare(
+        Path(args.data), Path(weights), [v.strip() for v in args.variants.split(",")],
+        paragraphs=args.paragraphs, tokens=ints(args.tokens), batches=ints(args.batches),
+        queries=args.queries, threads=ints(args.threads), questions=args.questions,
+        retrieval=not args.no_retrieval, int8_out=Path(args.int8_out) if args.int8_out else None,
+        progress=say)
     _write(args.out, result)
-    print(json.dumps(result, indent=1))
+    print(embedder.summary(result))
     return 0
 
 
