@@ -463,8 +463,10 @@ class Palace:
             raise ValidationError("this palace has no embedder")
         rows = [int(r) for r in rows]
         for start in range(0, len(rows), batch):
-            if not self._embed(rows[start : start + batch]):
-                return start
+            block = rows[start : start + batch]
+            answered = self._embed(block)
+            if answered < len(block):
+                return start + answered
             if progress is not None:
                 progress(min(start + batch, len(rows)), len(rows))
         return len(rows)
@@ -476,19 +478,23 @@ class Palace:
             return [content]
         return [c for c in chunks(content, self.chunk_size, self.chunk_size // 6) if c.strip()]
 
-    def _embed(self, rows: list[int]) -> bool:
+    def _embed(self, rows: list[int]) -> int:
         """Embed the drawers at ``rows`` (all their chunks in one embedder call) and store
-        the vectors; return False when the vectors are still being computed elsewhere
-        (nothing stored). Cost: one ``embed`` over about 1.2× the rows' text."""
+        the vectors; return how many rows, from the first, got theirs: all of them unless
+        the vectors are being computed elsewhere and some have not arrived. Cost: one
+        ``embed`` over about 1.2× the rows' text (one a row when some have not arrived)."""
         assert self.embedder is not None
         parts = [self.pieces(self.drawers.content[r]) for r in rows]
         try:
             vectors = self.embedder.embed([p for ps in parts for p in ps])
         except VectorsPending:
             # The vectors are being computed elsewhere (the browser's embedding worker):
-            # the drawers stay without one, searchable by their words, until the
-            # background embedding (``reindex``) gives them theirs.
-            return False
+            # the drawers without theirs stay without, searchable by their words, until
+            # the background embedding (``reindex``) gives them theirs.
+            answered = 0
+            while len(rows) > 1 and answered < len(rows) and self._embed([rows[answered]]):
+                answered += 1
+            return answered
         at = 0
         for r, ps in zip(rows, parts, strict=True):
             if len(ps) == 1:
@@ -496,7 +502,7 @@ class Palace:
             else:
                 self.drawers.set_chunks(r, vectors[at : at + len(ps)])
             at += len(ps)
-        return True
+        return len(rows)
 
     def set_embedder(self, embedder: Embedder) -> None:
         """Use ``embedder`` from now on; vectors of another embedder are dropped (reindex)."""

@@ -184,6 +184,6 @@ def build(npz: bytes, stored: str = "float16") -> bytes:
     model.ir_version = 8  # readable by every onnxruntime since 1.14
     fp = fingerprint_of(npz, meta["variant"])
     helper.set_model_props(model, {"fingerprint": fp, "max_seq_length":
-                                   str(meta["max_seq_length"]), "model": meta["model"]})
+                                   str(meta["max_seq_length"]), "model": meta.get("model", "")})
     onnx.checker.check_model(model)
     return model.SerializeToString()

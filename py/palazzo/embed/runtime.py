@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from palazzo.embed.minilm import BATCH_TOKENS, MiniLMEmbedder, batches
+from palazzo.embed.minilm import BATCH_TOKENS, batches, read_card
 
 
 def available() -> bool:
@@ -49,13 +49,11 @@ class OnnxMiniLM:
         from palazzo.embed.graph import INPUTS, OUTPUT, build
 
         data = weights if isinstance(weights, bytes | bytearray) else Path(weights).read_bytes()
-        # The tokenizer, variant and fingerprint come from the NumPy model's reading of the
-        # same file (its float32 layers are dropped again once read).
-        numpy_model = MiniLMEmbedder(bytes(data))
-        self.tokenizer = numpy_model.tokenizer
-        self.variant = numpy_model.variant
-        self._fingerprint = numpy_model.fingerprint
-        del numpy_model
+        # The tokenizer, variant and fingerprint as the NumPy model reads them from the file.
+        card = read_card(bytes(data))
+        self.tokenizer = card.tokenizer
+        self.variant = card.variant
+        self._fingerprint = card.fingerprint
         if model is None:
             model = _graph_bytes(bytes(data), graph, build)
         else:

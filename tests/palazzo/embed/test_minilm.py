@@ -21,6 +21,7 @@ from palazzo.embed.minilm import (
     batches,
     default_weights_path,
     find_weights,
+    read_card,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -87,64 +88,8 @@ def test_fingerprint_names_the_variant_and_hashes_the_file(minilm):
     assert isinstance(minilm, Embedder) and minilm.name == "minilm" and minilm.dim == 384
 
 
-# A tiny random model in the same file format: the mechanics, without the 45 MB weights.
-
-TINY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "palace", "room", "drawer"]
-TINY_VOCAB += ["wing", "a", "b", "c", ".", ",", "!", "##s", "##ed", "memory", "note"]
-
-
-def _tiny_npz(layers: int = 2, seed: int = 0, int8: bool = False) -> bytes:
-    rng = np.random.default_rng(seed)
-    h, ff = 384, 64
-
-    def r(*shape, scale=0.05):
-        return (rng.standard_normal(shape) * scale).astype(np.float16)
-
-    arrays = {
-        "embeddings.position_embeddings.weight": r(32, h),
-        "embeddings.token_type_embeddings.weight": r(2, h),
-        "embeddings.LayerNorm.weight": (1 + r(h)).astype(np.float16),
-        "embeddings.LayerNorm.bias": r(h),
-    }
-    word = r(len(TINY_VOCAB), h, scale=0.5)
-    if int8:
-        scale = (np.abs(word.astype(np.float32)).max(axis=1) / 127).astype(np.float32)
-        arrays["embeddings.word_embeddings.weight.int8"] = np.rint(word / scale[:, None]).astype(
-            np.int8
-        )
-        arrays["embeddings.word_embeddings.weight.scale"] = scale
-    else:
-        arrays["embeddings.word_embeddings.weight"] = word
-    for i in range(layers):
-        p = f"encoder.layer.{i}."
-        for name in ("query", "key", "value"):
-            arrays[p + f"attention.self.{name}.weight"] = r(h, h)
-            arrays[p + f"attention.self.{name}.bias"] = r(h)
-        arrays[p + "attention.output.dense.weight"] = r(h, h)
-        arrays[p + "attention.output.dense.bias"] = r(h)
-        arrays[p + "intermediate.dense.weight"] = r(ff, h)
-        arrays[p + "intermediate.dense.bias"] = r(ff)
-        arrays[p + "output.dense.weight"] = r(h, ff)
-        arrays[p + "output.dense.bias"] = r(h)
-        for ln in ("attention.output.LayerNorm.", "output.LayerNorm."):
-            arrays[p + ln + "weight"] = (1 + r(h)).astype(np.float16)
-            arrays[p + ln + "bias"] = r(h)
-    meta = {
-        "format": "palazzo-minilm",
-        "format_version": 1,
-        "variant": "int8-fp16" if int8 else "fp16",
-        "hidden_size": h,
-        "num_hidden_layers": layers,
-        "num_attention_heads": 12,
-        "layer_norm_eps": 1e-12,
-        "max_seq_length": 16,
-    }
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    arrays["vocab"] = np.frombuffer("\n".join(TINY_VOCAB).encode() + b"\n", np.uint8)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    return buf.getvalue()
-
+# A tiny random model in the same file format (conftest.py's ``tiny_npz``): the mechanics,
+# without the 45 MB weights.
 
 TINY_TEXTS = [
     "the palace",
@@ -157,8 +102,8 @@ TINY_TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def tiny() -> MiniLMEmbedder:
-    return MiniLMEmbedder(_tiny_npz(), batch_tokens=24)
+def tiny(tiny_npz) -> MiniLMEmbedder:
+    return MiniLMEmbedder(tiny_npz(), batch_tokens=24)
 
 
 def test_tiny_model_gives_unit_vectors_in_input_order(tiny):
@@ -169,16 +114,16 @@ def test_tiny_model_gives_unit_vectors_in_input_order(tiny):
         np.testing.assert_allclose(tiny.embed([text])[0], row, atol=1e-6)
 
 
-def test_batch_size_does_not_change_results():
-    data = _tiny_npz()
+def test_batch_size_does_not_change_results(tiny_npz):
+    data = tiny_npz()
     one = MiniLMEmbedder(data, batch_tokens=1).embed(TINY_TEXTS)
     big = MiniLMEmbedder(data, batch_tokens=10_000).embed(TINY_TEXTS)
     np.testing.assert_allclose(one, big, atol=1e-6)
 
 
 @pytest.mark.skipif(not _scipy_present(), reason="SciPy is not installed: no sgemm path")
-def test_numpy_and_sgemm_paths_agree():
-    data = _tiny_npz(int8=True)
+def test_numpy_and_sgemm_paths_agree(tiny_npz):
+    data = tiny_npz(int8=True)
     blas = MiniLMEmbedder(data, blas=True)
     plain = MiniLMEmbedder(data, blas=False)
     assert blas.uses_blas and not plain.uses_blas
@@ -207,9 +152,20 @@ def test_a_bare_string_is_refused(tiny):
         tiny.embed("the palace")
 
 
-def test_fingerprint_changes_with_the_weights():
-    a, b = MiniLMEmbedder(_tiny_npz(seed=1)), MiniLMEmbedder(_tiny_npz(seed=2))
+def test_fingerprint_changes_with_the_weights(tiny_npz):
+    a, b = MiniLMEmbedder(tiny_npz(seed=1)), MiniLMEmbedder(tiny_npz(seed=2))
     assert a.fingerprint != b.fingerprint and a.fingerprint.startswith("minilm-fp16-")
+
+
+@pytest.mark.parametrize("int8", [False, True])
+def test_the_card_has_the_models_tokenizer_variant_and_fingerprint(tiny_npz, int8):
+    data = tiny_npz(seed=3, int8=int8)
+    card, model = read_card(data), MiniLMEmbedder(data)
+    assert (card.fingerprint, card.variant) == (model.fingerprint, model.variant)
+    text = "the palace , a memory note wings!"
+    assert card.tokenizer.encode(text).ids == model.encode(text).ids
+    with pytest.raises(WeightsError, match="not a palazzo minilm.npz"):
+        read_card(b"PK certainly not weights")
 
 
 def test_missing_or_foreign_weights_are_clear_errors(tmp_path):

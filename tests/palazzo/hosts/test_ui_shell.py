@@ -33,6 +33,17 @@ def test_status_says_in_words_what_search_can_do():
     assert search_words(status(drawers=0, embedded=0), False) == "semantic search ready"
 
 
+def test_status_gives_the_embedding_rate_and_what_computes_the_vectors():
+    assert search_words(status(embedded=5), False, "12.5 drawers/s, about 2 s left") == (
+        "semantic search: embedding 5 of 23 · 12.5 drawers/s, about 2 s left")
+    emb = {"name": "minilm", "dim": 384, "fingerprint": "f",
+           "runtime": "ONNX Runtime, wasm, 1 thread"}
+    html = status_html(status(embedder=emb, embedded=5), None, rate="3.0 drawers/s, about 6 s left")
+    head, _, detail = html.partition("<details")
+    assert "embedding 5 of 23 · 3.0 drawers/s, about 6 s left" in head
+    assert "embedder: minilm on ONNX Runtime, wasm, 1 thread (5/23 drawers embedded)" in detail
+
+
 def test_status_line_is_plain_words_with_the_jargon_in_details():
     storage = {"backend": "opfs", "status": {"last_saved": None, "read_only": True,
                                              "problem": f"disk {XSS} full"}}
