@@ -104,12 +104,31 @@ async function remember(name, reply) {
   try { await storage.setLast(reply.result.palace); } catch { /* another tab is writing it */ }
 }
 
+// Answer one page call. Under ONNX Runtime the drawers a call adds are embedded by the
+// embedding worker after the call; the reply waits for them when they are few (an add), so
+// a search right after finds the new drawer by meaning as it would with NumPy, and not for
+// an import's thousands, which embed in the background.
 async function answer(msg) {
-  const reply = await run(msg.id, msg.name, msg.args ?? {});
-  if (reply.ok) {
-    try { host.refresh_after(bridge, msg.name); } catch (err) { console.error(`refresh: ${err}`); }
-  }
+  const reply = await serial(async () => {
+    const out = await run(msg.id, msg.name, msg.args ?? {});
+    if (out.ok) {
+      try { host.refresh_after(bridge, msg.name); } catch (err) { console.error(`refresh: ${err}`); }
+    }
+    return out;
+  });
+  if (reply.ok) await embedFew();
   self.postMessage({ type: "reply", reply });
+}
+
+// With ONNX Runtime: when a few drawers (up to 64) lack a vector, embed them now; resolves
+// when they have one (or at once: more drawers embed in the background). Never rejects.
+// Must not be awaited inside a `serial` task (the embedding steps queue there).
+async function embedFew() {
+  if (!onnx || !onnx.info) return;
+  const missing = host.unembedded(bridge);
+  if (missing > 0 && missing <= 64) {
+    try { await embedMissing(); } catch (err) { console.warn(`embedding: ${err}`); }
+  }
 }
 
 // While the open palace is read-only, look once a second whether its writer has gone; then
@@ -175,13 +194,18 @@ function callTexts(msg) {
 // embedded a step at a time; calls and clicks are answered between steps. One loop at a
 // time: a loop already running picks up drawers added meanwhile.
 let embedding = null;
+// Set when drawers may have been added while a loop runs: the loop looks once more before
+// it ends, so a drawer added during its last step is not left without a vector.
+let lookAgain = false;
+let stepping = false;
 function embedMissing() {
-  if (embedding) return embedding;
+  if (embedding) { lookAgain = true; return embedding; }
   embedding = (async () => {
     // Drawers a step: sized so a step takes about a second (long drawers embed as many
     // chunks, and with MiniLM under Pyodide one may take several seconds), 1 to 64.
     let limit = 16;
     let left = Infinity;
+    lookAgain = false;
     try {
       for (;;) {
         // A macrotask between steps: the page's calls and clicks are answered here.
@@ -192,15 +216,23 @@ function embedMissing() {
           await embedPlanned(await serial(async () => pyList(host.embed_plan(bridge, limit))));
         }
         const step = await serial(async () => {
-          const out = host.embed_step(bridge, limit, (performance.now() - t0) / 1000);
+          stepping = true;  // the step's own change is not a reason to look again
+          let out;
+          try { out = host.embed_step(bridge, limit, (performance.now() - t0) / 1000); } finally { stepping = false; }
           const result = out.toJs({ dict_converter: Object.fromEntries });
           out.destroy();
           await flush();
           return result;
         });
         const seconds = (performance.now() - t0) / 1000;
-        // Done, or a step that neither embedded nor got past a drawer: stop.
-        if (!step.remaining || (!step.embedded && step.remaining >= left)) break;
+        // Done, or a step that neither embedded nor got past a drawer: stop (unless
+        // drawers may have come meanwhile).
+        if (!step.remaining || (!step.embedded && step.remaining >= left)) {
+          if (!lookAgain) break;
+          lookAgain = false;
+          left = Infinity;
+          continue;
+        }
         left = step.remaining;
         limit = Math.max(1, Math.min(64, Math.round(limit / Math.max(seconds, 0.001))));
       }
@@ -377,17 +409,26 @@ async function boot() {
     // palazzoLibraryCall, in turn with the page's calls.
     self.palazzoScheduleFlush = () => {
       serial(flush).catch((err) => { flushError = err; console.error(`not saved: ${err}`); });
+      // A change may have added drawers the embedding worker must embed.
+      if (onnx && onnx.info && !stepping && host.unembedded(bridge)) {
+        embedMissing().catch((err) => console.warn(`embedding: ${err}`));
+      }
     };
-    self.palazzoFlush = () => serial(async () => {
-      await flush();
-      if (flushError) { const err = flushError; flushError = null; throw err; }
-    });
+    self.palazzoFlush = async () => {
+      await serial(async () => {
+        await flush();
+        if (flushError) { const err = flushError; flushError = null; throw err; }
+      });
+      // As for a page call: a change that added or rewrote a few drawers says "Saved" once
+      // they have their vectors, so the search that follows finds them by meaning.
+      await embedFew();
+    };
     self.palazzoPrepareTexts = (textsJson) => prepareTexts(JSON.parse(textsJson));
     self.palazzoLibraryCall = (name, argsJson) =>
       serial(() => run(null, name, JSON.parse(argsJson))).then((reply) => JSON.stringify(reply));
     host.install_hooks(bridge);
     stage("engine", "done", `${storage.kind}${writable ? "" : ", read-only"}`);
-    while (pending.length) { const msg = pending.shift(); serial(() => answer(msg)); }
+    while (pending.length) answer(pending.shift());
 
     current = "interface";
     stage("interface", "start");
@@ -427,8 +468,8 @@ self.onmessage = (event) => {
       else if (onnx && onnx.info && callTexts(msg).length) {
         // The query's vector first (outside the queue: other calls go on meanwhile).
         prepareTexts(callTexts(msg)).catch((err) => console.warn(`query vector: ${err}`))
-          .then(() => serial(() => answer(msg)));
-      } else serial(() => answer(msg));
+          .then(() => answer(msg));
+      } else answer(msg);
       break;
     case "rendered":
       host.link_document(sendPatch);

@@ -279,6 +279,19 @@ def embed_plan(bridge: Bridge, limit: int = 16) -> list[Any]:
     return _planned(remote, texts)
 
 
+def unembedded(bridge: Bridge) -> int:
+    """Return how many live drawers the embedding worker has still to embed: 0 unless the
+    remote embedder is attached to a palace open for writing. The worker asks after each
+    call to decide whether to embed before it replies. Cost: one pass over a boolean array
+    (microseconds at 20k drawers)."""
+    lib = bridge.library
+    if _remote(bridge) is None or not lib.writable or lib.store is None:
+        return 0
+    s = bridge.palace.drawers
+    rows = s.live_rows()
+    return int((~s.has_vector[rows]).sum())
+
+
 def query_plan(bridge: Bridge, texts: Any) -> list[Any]:
     """Return the batches (as :func:`embed_plan`) for ``texts`` (a list, or JSON text of
     one): the query of a search about to run, so it ranks by meaning too. Empty when they

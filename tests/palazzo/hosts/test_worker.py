@@ -1,0 +1,74 @@
+"""The palace worker's Python side with the remote embedder: what it plans, what it is given,
+and what it says is left (the worker decides from ``unembedded`` whether a reply waits)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from palazzo.embed.minilm import MiniLMEmbedder
+from palazzo.hosts import worker
+
+
+@pytest.fixture
+def engine(tiny_npz, tiny_vocab):
+    """A worker bridge on the demo palace with the remote embedder, and the NumPy model of the
+    same weights standing in for the embedding worker."""
+    model = MiniLMEmbedder(tiny_npz())
+    bridge = worker.start_engine("memory")
+    card = json.dumps({"fingerprint": model.fingerprint, "max_seq_length": 16})
+    worker.attach_remote_embedder(bridge, tiny_vocab, card, "test runtime")
+    return bridge, model
+
+
+def work(bridge, model, plan) -> None:
+    """Do what the embedding worker does with a plan: vectors of each batch's ids."""
+    number, batches = plan
+    for index, (ids, n, t) in enumerate(batches):
+        rows = np.frombuffer(ids, np.int32).reshape(n, t)
+        tokens = [list(row[row != 0]) for row in rows]
+        worker.embed_supply(bridge, number, index, model._forward(tokens).tobytes())
+
+
+def test_a_new_palace_is_left_to_embed_until_the_worker_supplies_its_vectors(engine):
+    bridge, model = engine
+    drawers = bridge.call("palace_status")["drawers"]
+    assert drawers > 0 and worker.unembedded(bridge) == drawers
+    assert worker.embed_step(bridge, 64)["embedded"] == 0  # nothing supplied yet
+    for _ in range(drawers):
+        plan = worker.embed_plan(bridge, 8)
+        if not plan:
+            break
+        work(bridge, model, plan)
+        worker.embed_step(bridge, 8)
+    assert worker.unembedded(bridge) == 0 and worker.embed_plan(bridge, 8) == []
+    status = bridge.call("palace_status")
+    assert status["embedded"] == drawers
+    assert status["embedder"]["runtime"] == "test runtime"
+
+
+def test_an_added_drawer_counts_as_unembedded_until_embedded(engine):
+    bridge, model = engine
+    while plan := worker.embed_plan(bridge, 64):
+        work(bridge, model, plan)
+        worker.embed_step(bridge, 64)
+    bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "the palace memory note"})
+    assert worker.unembedded(bridge) == 1
+    work(bridge, model, worker.embed_plan(bridge, 16))
+    assert worker.embed_step(bridge, 16) == {"embedded": 1, "remaining": 0}
+    assert worker.unembedded(bridge) == 0
+    hits = bridge.call("search", {"query": "the palace memory note", "limit": 1})["results"]
+    assert hits[0]["wing"] == "w"
+
+
+def test_a_query_plan_asks_only_for_texts_not_known(engine):
+    bridge, model = engine
+    plan = worker.query_plan(bridge, json.dumps(["the palace", "the palace"]))
+    assert plan and len(plan[1]) == 1 and plan[1][0][1] == 1
+    work(bridge, model, plan)
+    assert worker.query_plan(bridge, ["the palace"]) == []
+
+
+def test_nothing_is_counted_without_the_remote_embedder():
+    bridge = worker.start_engine("memory")
+    assert worker.unembedded(bridge) == 0 and worker.embed_plan(bridge) == []
