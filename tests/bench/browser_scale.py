@@ -207,8 +207,8 @@ SEED_JS = """async ([palace, names, storage, prefix]) => {
 # The results pane's text (Panel renders into shadow roots).
 RESULTS_JS = """() => {
   const find = (root) => {
-    const el = root.querySelector(
-      '[data-testid="search-summary"], [data-testid="search-results"], [data-testid="search-empty"]');
+    const el = root.querySelector('[data-testid="search-summary"], '
+      + '[data-testid="search-results"], [data-testid="search-empty"]');
     if (el) return el;
     for (const host of root.querySelectorAll('*')) {
       if (host.shadowRoot) { const f = find(host.shadowRoot); if (f) return f; }

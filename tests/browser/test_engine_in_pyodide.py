@@ -56,6 +56,11 @@ EXCLUDE.update(dict.fromkeys(
     "the importers run in the worker on dropped files (tests/browser/test_ui_import.py; "
     "importers/test_source.py and hosts/test_importing.py run here)"))
 
+EXCLUDE.update(dict.fromkeys(
+    ("embed/test_graph.py", "embed/test_runtime.py"),
+    "cpython_only: ONNX Runtime and the onnx package are CPython's; in the browser the "
+    "embedding worker runs onnxruntime-web (tests/browser/test_embedding.py)"))
+
 
 def _imports_hypothesis(path: Path) -> bool:
     """Whether the file imports hypothesis (a file that does not parse is left to pytest)."""

