@@ -54,8 +54,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     emb.add_argument("--out", required=True)
     emb.add_argument("--embedder", choices=EMBEDDERS, help="instead: the older measurement "
                      "of one embedder (query latency, paragraphs/s on 200 sessions)")
-    emb.add_argument("--weights", help="minilm.npz (default: $PALAZZO_MINILM or the built "
-                     "site's)")
+    emb.add_argument("--weights", help="minilm.npz (default: the one `palazzo search` uses, "
+                     "fetched on first use)")
     emb.add_argument("--variants", default="numpy,ort-fp32,ort-int8")
     emb.add_argument("--paragraphs", type=int, default=64, help="paragraphs a token length")
     emb.add_argument("--tokens", default="100,256", help="paragraph lengths in word pieces")
@@ -219,15 +219,19 @@ def _embedder(args: argparse.Namespace, make_embedder: MakeEmbedder,
     from palazzo.bench import embedder
     from palazzo.embed.minilm import find_weights
     from palazzo.errors import PalazzoError
+    from palazzo.hosts.model import ensure_weights
 
     if args.embedder:
         result = embedder.run(Path(args.data), make_embedder(args.embedder))
         _write(args.out, result)
         print(json.dumps(result, indent=1))
         return 0
-    weights = find_weights(args.weights)
-    if weights is None:
-        raise PalazzoError("MiniLM weights not found: build the site or pass --weights")
+    if args.weights is not None:
+        weights = find_weights(args.weights)
+        if weights is None:
+            raise PalazzoError(f"MiniLM weights: {args.weights} is not a file")
+    else:
+        weights = ensure_weights()  # as `palazzo search` finds (or fetches) them
 
     def ints(text: str) -> list[int]:
         return [int(x) for x in text.split(",") if x.strip()]
