@@ -109,35 +109,11 @@ def test_ship_copies_weights_notice_and_licence(fp16, tmp_path):
 # Pieces that need no cache.
 
 
-def _safetensors(tensors: dict[str, np.ndarray]) -> bytes:
-    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
-    for name, arr in tensors.items():
-        data = arr.astype("<f4").tobytes()
-        header[name] = {
-            "dtype": "F32",
-            "shape": list(arr.shape),
-            "data_offsets": [offset, offset + len(data)],
-        }
-        blobs.append(data)
-        offset += len(data)
-    head = json.dumps(header).encode()
-    return struct.pack("<Q", len(head)) + head + b"".join(blobs)
-
-
-def test_read_safetensors_returns_arrays_by_name():
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    b = np.array([1.5, -2.5], dtype=np.float32)
-    got = model.read_safetensors(_safetensors({"a": a, "b": b}))
-    assert set(got) == {"a", "b"}
-    np.testing.assert_array_equal(got["a"], a)
-    np.testing.assert_array_equal(got["b"], b)
-
-
-@pytest.mark.parametrize("cut", [4, 20, -4])
-def test_read_safetensors_rejects_truncated_files(cut):
-    data = _safetensors({"a": np.ones((4, 4), dtype=np.float32)})
+def test_a_broken_safetensors_file_is_an_asset_error_of_the_build():
+    # The reading itself is the engine's (tests/palazzo/embed/test_weights.py); the build
+    # reports its failures as AssetError.
     with pytest.raises(AssetError):
-        model.read_safetensors(data[:cut])
+        model.read_safetensors(struct.pack("<Q", 64) + b"{}")
 
 
 def test_quantize_rows_bounds_the_error_and_handles_zero_rows():
