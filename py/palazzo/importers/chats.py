@@ -35,13 +35,10 @@ adds nothing, even after a conversation was renamed.
 
 from __future__ import annotations
 
-import math
 import os
 import zipfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +54,7 @@ from palazzo.importers import (
     rows,
     table_columns,
 )
+from palazzo.importers.transcript import Message, Transcript, epoch, message_text
 from palazzo.memory.conversation import WING, normalise_text
 
 ROLE_MAP = {"user": "user", "human": "user", "assistant": "assistant", "model": "assistant",
@@ -67,29 +65,6 @@ EXPORT_FILE = "conversations.json"
 MAX_EXPORT_BYTES = 1 << 30  # an export (or its zip member, inflated) may hold at most 1 GiB
 
 __all__ = ["plan_chats"]
-
-
-@dataclass(slots=True)
-class _Node:
-    """A message as read from the source, before roles and text are judged."""
-
-    key: str
-    parent: str | None  # key of the source's parent message; None: a root
-    role: Any
-    text: str
-    timestamp: float | None
-    where: str
-    skip: str | None = None  # a reason to leave it out, decided by the reader
-    silent: bool = False  # left out without a word (ChatGPT's empty root node)
-
-
-@dataclass(slots=True)
-class _Conversation:
-    name: str
-    title: str
-    where: str
-    nodes: list[_Node] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (item, reason) left out
 
 
 def _role(raw: Any, where: str) -> tuple[str | None, str | None]:
@@ -104,81 +79,17 @@ def _role(raw: Any, where: str) -> tuple[str | None, str | None]:
     return None, f"unknown role {raw!r}"
 
 
-# The instants a datetime can hold (years 1 to 9999), in epoch seconds: a timestamp outside
-# them is a corrupt value, and would overflow where the palace turns it into a date.
-EARLIEST = -62_135_596_800.0
-LATEST = 253_402_300_799.0
-
-
-def _epoch(value: Any, where: str, millis: bool = False) -> float | None:
-    """Return a timestamp (number, or ISO 8601 text) as epoch seconds; None when absent.
-
-    Raises ImportRejected naming ``where`` for anything else, including numbers that are
-    not finite, too large for a float (a 400-digit integer) or outside years 1 to 9999.
-    """
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise ImportRejected(f"{where}: timestamp must be a number or ISO 8601 text")
-    if isinstance(value, int | float):
-        try:
-            seconds = float(value) / 1000 if millis else float(value)
-        except OverflowError:
-            raise ImportRejected(f"{where}: timestamp is out of range (an integer too large "
-                                 "for a number of seconds)") from None
-        if not math.isfinite(seconds):
-            raise ImportRejected(f"{where}: timestamp is not finite")
-        if not EARLIEST <= seconds <= LATEST:
-            raise ImportRejected(f"{where}: timestamp {value:.6g} is out of range (years 1 to "
-                                 "9999)")
-        return seconds
-    if isinstance(value, str):
-        text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-        head, dot, rest = text.partition(".")
-        if dot:  # cut fractions beyond microseconds, which fromisoformat refuses
-            digits = len(rest) - len(rest.lstrip("0123456789"))
-            text = f"{head}.{rest[:min(digits, 6)]}{rest[digits:]}"
-        try:
-            moment = datetime.fromisoformat(text)
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=UTC)
-            return moment.timestamp()
-        except (ValueError, OverflowError):
-            raise ImportRejected(f"{where}: timestamp {value[:80]!r} is not ISO 8601") from None
-    raise ImportRejected(f"{where}: timestamp must be a number or ISO 8601 text")
-
-
-def _text(content: Any, where: str) -> tuple[str, int]:
-    """Return (text, number of non-text parts left out) of a message's content: a string or
-    a list of strings / ``{"type": "text", "text": …}`` blocks."""
-    if isinstance(content, str):
-        return content, 0
-    if isinstance(content, list):
-        texts: list[str] = []
-        other = 0
-        for part in content:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict) and part.get("type", "text") == "text" \
-                    and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-            else:
-                other += 1
-        return "\n".join(texts), other
-    raise ImportRejected(f"{where}: content must be a string or a list of parts")
-
-
 # -- readers: each returns the conversations it found ------------------------------------------
 
-def _plain(messages: list[Any], name: str, title: str, where: str) -> _Conversation:
-    conv = _Conversation(name, title, where)
+def _plain(messages: list[Any], name: str, title: str, where: str) -> Transcript:
+    conv = Transcript(name, title, where)
     previous: str | None = None
     for i, m in enumerate(messages):
         at = f"{where} message {i}"
         if not isinstance(m, dict) or "role" not in m or "content" not in m:
             raise ImportRejected(f"{at}: a message must be an object with role and content")
-        text, other = _text(m["content"], at)
-        node = _Node(str(i), previous, m["role"], text, _epoch(m.get("timestamp"), at), at)
+        text, other = message_text(m["content"], at)
+        node = Message(str(i), previous, m["role"], text, epoch(m.get("timestamp"), at), at)
         if not text.strip() and other:
             node.skip = "no text (non-text content only)"
         conv.nodes.append(node)
@@ -186,7 +97,7 @@ def _plain(messages: list[Any], name: str, title: str, where: str) -> _Conversat
     return conv
 
 
-def _chatgpt(items: list[Any], where: str) -> Iterator[_Conversation]:
+def _chatgpt(items: list[Any], where: str) -> Iterator[Transcript]:
     for n, c in enumerate(items):
         at = f"{where} conversation {n}"
         if not isinstance(c, dict) or not isinstance(c.get("mapping"), dict):
@@ -195,7 +106,7 @@ def _chatgpt(items: list[Any], where: str) -> Iterator[_Conversation]:
         title = c.get("title") if isinstance(c.get("title"), str) else ""
         if not isinstance(cid, str) or not cid:
             cid = f"{title or 'untitled'}@{c.get('create_time')}"
-        conv = _Conversation(f"chatgpt:{cid}", title, at)
+        conv = Transcript(f"chatgpt:{cid}", title, at)
         mapping: dict[str, Any] = c["mapping"]
         for key, node in mapping.items():
             if not isinstance(node, dict):
@@ -223,11 +134,11 @@ def _chatgpt(items: list[Any], where: str) -> Iterator[_Conversation]:
         yield conv
 
 
-def _chatgpt_node(key: str, node: dict[str, Any], mapping: dict[str, Any], at: str) -> _Node:
+def _chatgpt_node(key: str, node: dict[str, Any], mapping: dict[str, Any], at: str) -> Message:
     parent = node.get("parent") if node.get("parent") in mapping else None
     msg = node.get("message")
     if msg is None:
-        return _Node(key, parent, "system", "", None, at, skip="empty node", silent=True)
+        return Message(key, parent, "system", "", None, at, skip="empty node", silent=True)
     if not isinstance(msg, dict) or not isinstance(msg.get("author"), dict) \
             or not isinstance(msg.get("content"), dict):
         raise ImportRejected(f"{at}: message needs 'author' and 'content' objects")
@@ -235,7 +146,7 @@ def _chatgpt_node(key: str, node: dict[str, Any], mapping: dict[str, Any], at: s
     kind = content.get("content_type")
     if not isinstance(kind, str):
         raise ImportRejected(f"{at}: content.content_type must be a string")
-    out = _Node(key, parent, msg["author"].get("role"), "", _epoch(msg.get("create_time"), at),
+    out = Message(key, parent, msg["author"].get("role"), "", epoch(msg.get("create_time"), at),
                 at)
     meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
     if kind not in CHATGPT_TEXT:
@@ -256,7 +167,7 @@ def _chatgpt_node(key: str, node: dict[str, Any], mapping: dict[str, Any], at: s
     return out
 
 
-def _claude(items: list[Any], where: str) -> Iterator[_Conversation]:
+def _claude(items: list[Any], where: str) -> Iterator[Transcript]:
     for n, c in enumerate(items):
         at = f"{where} conversation {n}"
         if not isinstance(c, dict) or not isinstance(c.get("chat_messages"), list):
@@ -265,7 +176,7 @@ def _claude(items: list[Any], where: str) -> Iterator[_Conversation]:
         if not isinstance(uuid, str) or not uuid:
             raise ImportRejected(f"{at}: a Claude conversation needs a 'uuid'")
         title = c.get("name") if isinstance(c.get("name"), str) else ""
-        conv = _Conversation(f"claude:{uuid}", title, at)
+        conv = Transcript(f"claude:{uuid}", title, at)
         messages: list[dict[str, Any]] = []
         keys: list[str] = []
         first: dict[str, tuple[int, dict[str, Any]]] = {}  # key -> (index, message) seen first
@@ -300,8 +211,8 @@ def _claude(items: list[Any], where: str) -> Iterator[_Conversation]:
         for key, m, parent in zip(keys, messages, parents, strict=True):
             mat = f"{at} message {first[key][0]}"
             text, other = _claude_text(m, mat)
-            node = _Node(key, (parent if parent in known else None) if tree else previous,
-                         m["sender"], text, _epoch(m.get("created_at"), mat), mat)
+            node = Message(key, (parent if parent in known else None) if tree else previous,
+                         m["sender"], text, epoch(m.get("created_at"), mat), mat)
             if not text.strip() and other:
                 node.skip = "no text (tool use, thinking or attachments only)"
             conv.nodes.append(node)
@@ -315,7 +226,7 @@ def _claude_text(m: dict[str, Any], where: str) -> tuple[str, int]:
     it has any (newer exports; ``thinking`` and tool blocks are left out), else ``text``."""
     content = m.get("content")
     if isinstance(content, list) and content:
-        text, other = _text(content, where)
+        text, other = message_text(content, where)
         if text.strip():
             return text, other
     text = m.get("text")
@@ -324,7 +235,7 @@ def _claude_text(m: dict[str, Any], where: str) -> tuple[str, int]:
     return text or "", len(content) if isinstance(content, list) else 0
 
 
-def _parents_first(nodes: list[_Node], where: str) -> list[_Node]:
+def _parents_first(nodes: list[Message], where: str) -> list[Message]:
     """Return ``nodes`` reordered so every parent comes before its children (depth first
     from the roots, children in their original order); raise ImportRejected on a cycle or a
     repeated key. Every key is expanded at most once, so the walk ends whatever the links
@@ -332,10 +243,10 @@ def _parents_first(nodes: list[_Node], where: str) -> list[_Node]:
     keys = [n.key for n in nodes]
     if len(set(keys)) != len(keys):
         raise ImportRejected(f"{where}: two messages have the same uuid")
-    children: dict[str | None, list[_Node]] = {}
+    children: dict[str | None, list[Message]] = {}
     for node in nodes:
         children.setdefault(node.parent, []).append(node)
-    out: list[_Node] = []
+    out: list[Message] = []
     expanded: set[str] = set()
     stack = list(reversed(children.get(None, [])))
     while stack:
@@ -351,7 +262,7 @@ def _parents_first(nodes: list[_Node], where: str) -> list[_Node]:
     return out
 
 
-def _opencode(path: Path, skipped: list[tuple[str, str]]) -> Iterator[_Conversation]:
+def _opencode(path: Path, skipped: list[tuple[str, str]]) -> Iterator[Transcript]:
     """Yield the sessions of an OpenCode database; tables the driver cannot read are
     appended to ``skipped`` as (item, reason)."""
     conn = open_sqlite(path)
@@ -373,14 +284,14 @@ def _opencode(path: Path, skipped: list[tuple[str, str]]) -> Iterator[_Conversat
                                     "ORDER BY session_id, time_created, id")
     finally:
         conn.close()
-    conv: _Conversation | None = None
+    conv: Transcript | None = None
     for r in messages:
         at = f"{path} message {r['id']!r}"
         if conv is None or conv.name != f"opencode:{r['session_id']}":
             if conv is not None:
                 yield conv
             sid = r["session_id"]
-            conv = _Conversation(f"opencode:{sid}", titles.get(sid, ""), f"{path} session {sid!r}")
+            conv = Transcript(f"opencode:{sid}", titles.get(sid, ""), f"{path} session {sid!r}")
         data = _json(r["data"], at)
         if not isinstance(data, dict):
             raise ImportRejected(f"{at}: data must be a JSON object")
@@ -397,8 +308,8 @@ def _opencode(path: Path, skipped: list[tuple[str, str]]) -> Iterator[_Conversat
                 texts.append(part["text"])
         created = data.get("time", {}).get("created") if isinstance(data.get("time"), dict) \
             else None
-        node = _Node(r["id"], conv.nodes[-1].key if conv.nodes else None, data.get("role"),
-                     "\n".join(texts), _epoch(created if created is not None
+        node = Message(r["id"], conv.nodes[-1].key if conv.nodes else None, data.get("role"),
+                     "\n".join(texts), epoch(created if created is not None
                                               else r["time_created"], at, millis=True), at)
         if not node.text.strip():
             node.skip = "no text (" + (", ".join(sorted(reasons)) or "no parts") + ")"
@@ -512,7 +423,7 @@ class _Sqlite(Exception):  # noqa: N818 - control flow, never leaves this module
 
 
 def _conversations(path: Path, name: str | None, limit: int,
-                   skipped: list[tuple[str, str]]) -> tuple[str, list[_Conversation]]:
+                   skipped: list[tuple[str, str]]) -> tuple[str, list[Transcript]]:
     """Return (format, conversations) of the source at ``path``; parts of the source left
     out as a whole (unreadable tables) are appended to ``skipped``."""
     try:
@@ -569,7 +480,7 @@ def _all_objects(lines: list[str]) -> bool:
 
 # -- planning -----------------------------------------------------------------------------------
 
-def _messages(conv: _Conversation, builder: PlanBuilder) -> list[dict[str, Any]]:
+def _messages(conv: Transcript, builder: PlanBuilder) -> list[dict[str, Any]]:
     """Return the kept messages of ``conv`` with ``parents`` where the default (the previous
     message) would be wrong; record every left-out message in the builder."""
     index: dict[str, int] = {}  # source key -> position among kept messages

@@ -1,0 +1,107 @@
+"""The conversations an export holds, as its reader found them: the records every chat reader
+(``chats``, ``claudecode``, ``codex``, …) returns, and the timestamp and content helpers they
+share. ``chats.plan_chats`` turns them into ``import_conversation`` calls: roles judged, text
+normalised, left-out messages counted by reason.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from palazzo.errors import ImportRejected
+
+__all__ = ["Message", "Transcript", "epoch", "message_text"]
+
+
+@dataclass(slots=True)
+class Message:
+    """A message as read from the source, before roles and text are judged."""
+
+    key: str
+    parent: str | None  # key of the source's parent message; None: a root
+    role: Any
+    text: str
+    timestamp: float | None
+    where: str
+    skip: str | None = None  # a reason to leave it out, decided by the reader
+    silent: bool = False  # left out without a word (ChatGPT's empty root node)
+
+
+@dataclass(slots=True)
+class Transcript:
+    """One conversation: ``name`` (stable across re-imports: the source's id), ``title``
+    (may be empty), ``where`` (the source and item, for messages), its messages parents
+    first, and parts left out as a whole with their reasons."""
+
+    name: str
+    title: str
+    where: str
+    nodes: list[Message] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (item, reason) left out
+
+
+# The instants a datetime can hold (years 1 to 9999), in epoch seconds: a timestamp outside
+# them is a corrupt value, and would overflow where the palace turns it into a date.
+EARLIEST = -62_135_596_800.0
+LATEST = 253_402_300_799.0
+
+
+def epoch(value: Any, where: str, millis: bool = False) -> float | None:
+    """Return a timestamp (number, or ISO 8601 text) as epoch seconds; None when absent.
+
+    Raises ImportRejected naming ``where`` for anything else, including numbers that are
+    not finite, too large for a float (a 400-digit integer) or outside years 1 to 9999.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ImportRejected(f"{where}: timestamp must be a number or ISO 8601 text")
+    if isinstance(value, int | float):
+        try:
+            seconds = float(value) / 1000 if millis else float(value)
+        except OverflowError:
+            raise ImportRejected(f"{where}: timestamp is out of range (an integer too large "
+                                 "for a number of seconds)") from None
+        if not math.isfinite(seconds):
+            raise ImportRejected(f"{where}: timestamp is not finite")
+        if not EARLIEST <= seconds <= LATEST:
+            raise ImportRejected(f"{where}: timestamp {value:.6g} is out of range (years 1 to "
+                                 "9999)")
+        return seconds
+    if isinstance(value, str):
+        text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+        head, dot, rest = text.partition(".")
+        if dot:  # cut fractions beyond microseconds, which fromisoformat refuses
+            digits = len(rest) - len(rest.lstrip("0123456789"))
+            text = f"{head}.{rest[:min(digits, 6)]}{rest[digits:]}"
+        try:
+            moment = datetime.fromisoformat(text)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            return moment.timestamp()
+        except (ValueError, OverflowError):
+            raise ImportRejected(f"{where}: timestamp {value[:80]!r} is not ISO 8601") from None
+    raise ImportRejected(f"{where}: timestamp must be a number or ISO 8601 text")
+
+
+def message_text(content: Any, where: str) -> tuple[str, int]:
+    """Return (text, number of non-text parts left out) of a message's content: a string or
+    a list of strings / ``{"type": "text", "text": …}`` blocks."""
+    if isinstance(content, str):
+        return content, 0
+    if isinstance(content, list):
+        texts: list[str] = []
+        other = 0
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and part.get("type", "text") == "text" \
+                    and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            else:
+                other += 1
+        return "\n".join(texts), other
+    raise ImportRejected(f"{where}: content must be a string or a list of parts")
