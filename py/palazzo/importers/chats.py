@@ -54,13 +54,19 @@ from palazzo.importers import (
     rows,
     table_columns,
 )
-from palazzo.importers.transcript import Message, Transcript, epoch, message_text
+from palazzo.importers.chatgpt import read_chatgpt
+from palazzo.importers.transcript import (
+    Message,
+    Transcript,
+    epoch,
+    message_text,
+    parents_first,
+)
 from palazzo.memory.conversation import WING, normalise_text
 
 ROLE_MAP = {"user": "user", "human": "user", "assistant": "assistant", "model": "assistant",
             "ai": "assistant", "bot": "assistant"}
 SKIPPED_ROLES = {"system", "developer", "tool", "function", "ipython"}
-CHATGPT_TEXT = {"text", "multimodal_text"}
 EXPORT_FILE = "conversations.json"
 MAX_EXPORT_BYTES = 1 << 30  # an export (or its zip member, inflated) may hold at most 1 GiB
 
@@ -95,76 +101,6 @@ def _plain(messages: list[Any], name: str, title: str, where: str) -> Transcript
         conv.nodes.append(node)
         previous = node.key
     return conv
-
-
-def _chatgpt(items: list[Any], where: str) -> Iterator[Transcript]:
-    for n, c in enumerate(items):
-        at = f"{where} conversation {n}"
-        if not isinstance(c, dict) or not isinstance(c.get("mapping"), dict):
-            raise ImportRejected(f"{at}: a ChatGPT conversation needs a 'mapping' object")
-        cid = c.get("conversation_id") or c.get("id")
-        title = c.get("title") if isinstance(c.get("title"), str) else ""
-        if not isinstance(cid, str) or not cid:
-            cid = f"{title or 'untitled'}@{c.get('create_time')}"
-        conv = Transcript(f"chatgpt:{cid}", title, at)
-        mapping: dict[str, Any] = c["mapping"]
-        for key, node in mapping.items():
-            if not isinstance(node, dict):
-                raise ImportRejected(f"{at} node {key!r}: must be an object")
-            if not isinstance(node.get("children", []), list) \
-                    or not all(isinstance(k, str) for k in node.get("children", [])):
-                raise ImportRejected(f"{at} node {key!r}: children must be a list of ids")
-            if node.get("parent") is not None and not isinstance(node.get("parent"), str):
-                raise ImportRejected(f"{at} node {key!r}: parent must be an id or null")
-        roots = [k for k, v in mapping.items() if v.get("parent") not in mapping]
-        seen: set[str] = set()
-        stack = list(reversed(roots))
-        while stack:
-            key = stack.pop()
-            if key in seen:
-                raise ImportRejected(f"{at} node {key!r}: reached twice (the mapping has a "
-                                     "cycle or shared children)")
-            seen.add(key)
-            node = mapping[key]
-            conv.nodes.append(_chatgpt_node(key, node, mapping, f"{at} node {key!r}"))
-            stack.extend(reversed([k for k in node.get("children", []) if k in mapping]))
-        if len(seen) != len(mapping):
-            raise ImportRejected(f"{at}: {len(mapping) - len(seen)} node(s) are not reachable "
-                                 "from a root (the mapping has a cycle)")
-        yield conv
-
-
-def _chatgpt_node(key: str, node: dict[str, Any], mapping: dict[str, Any], at: str) -> Message:
-    parent = node.get("parent") if node.get("parent") in mapping else None
-    msg = node.get("message")
-    if msg is None:
-        return Message(key, parent, "system", "", None, at, skip="empty node", silent=True)
-    if not isinstance(msg, dict) or not isinstance(msg.get("author"), dict) \
-            or not isinstance(msg.get("content"), dict):
-        raise ImportRejected(f"{at}: message needs 'author' and 'content' objects")
-    content = msg["content"]
-    kind = content.get("content_type")
-    if not isinstance(kind, str):
-        raise ImportRejected(f"{at}: content.content_type must be a string")
-    out = Message(key, parent, msg["author"].get("role"), "", epoch(msg.get("create_time"), at),
-                at)
-    meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
-    if kind not in CHATGPT_TEXT:
-        out.skip = f"content type {kind}"
-    elif msg.get("recipient", "all") != "all":
-        out.skip = "tool call"
-    elif meta.get("is_visually_hidden_from_conversation"):
-        out.skip = "hidden message"
-    elif "analysis" in (msg.get("channel"), meta.get("channel")):
-        out.skip = "reasoning (analysis channel)"
-    else:
-        parts = content.get("parts", [])
-        if not isinstance(parts, list):
-            raise ImportRejected(f"{at}: content.parts must be a list")
-        out.text = "\n".join(p for p in parts if isinstance(p, str))
-        if not out.text.strip() and any(not isinstance(p, str) for p in parts):
-            out.skip = "no text (non-text content only)"
-    return out
 
 
 def _claude(items: list[Any], where: str) -> Iterator[Transcript]:
@@ -217,7 +153,7 @@ def _claude(items: list[Any], where: str) -> Iterator[Transcript]:
                 node.skip = "no text (tool use, thinking or attachments only)"
             conv.nodes.append(node)
             previous = key
-        conv.nodes = _parents_first(conv.nodes, at)
+        conv.nodes = parents_first(conv.nodes, at)
         yield conv
 
 
@@ -233,33 +169,6 @@ def _claude_text(m: dict[str, Any], where: str) -> tuple[str, int]:
     if text is not None and not isinstance(text, str):
         raise ImportRejected(f"{where}: text must be a string")
     return text or "", len(content) if isinstance(content, list) else 0
-
-
-def _parents_first(nodes: list[Message], where: str) -> list[Message]:
-    """Return ``nodes`` reordered so every parent comes before its children (depth first
-    from the roots, children in their original order); raise ImportRejected on a cycle or a
-    repeated key. Every key is expanded at most once, so the walk ends whatever the links
-    say. Cost: O(messages)."""
-    keys = [n.key for n in nodes]
-    if len(set(keys)) != len(keys):
-        raise ImportRejected(f"{where}: two messages have the same uuid")
-    children: dict[str | None, list[Message]] = {}
-    for node in nodes:
-        children.setdefault(node.parent, []).append(node)
-    out: list[Message] = []
-    expanded: set[str] = set()
-    stack = list(reversed(children.get(None, [])))
-    while stack:
-        node = stack.pop()
-        if node.key in expanded:
-            raise ImportRejected(f"{where}: the messages' parent links form a cycle")
-        expanded.add(node.key)
-        out.append(node)
-        stack.extend(reversed(children.get(node.key, [])))
-    if len(out) != len(nodes):
-        raise ImportRejected(f"{where}: the messages' parent links form a cycle "
-                             f"({len(nodes) - len(out)} message(s) never reach a first one)")
-    return out
 
 
 def _opencode(path: Path, skipped: list[tuple[str, str]]) -> Iterator[Transcript]:
@@ -442,7 +351,7 @@ def _conversations(path: Path, name: str | None, limit: int,
     check_unicode(doc, where)
     if isinstance(doc, dict):
         if isinstance(doc.get("mapping"), dict):
-            return "chatgpt", list(_chatgpt([doc], where))
+            return "chatgpt", list(read_chatgpt([doc], where))
         if isinstance(doc.get("chat_messages"), list):
             return "claude", list(_claude([doc], where))
         if isinstance(doc.get("messages"), list):
@@ -457,7 +366,7 @@ def _conversations(path: Path, name: str | None, limit: int,
         return "json", []
     first = doc[0]
     if isinstance(first, dict) and "mapping" in first:
-        return "chatgpt", list(_chatgpt(doc, where))
+        return "chatgpt", list(read_chatgpt(doc, where))
     if isinstance(first, dict) and "chat_messages" in first:
         return "claude", list(_claude(doc, where))
     if isinstance(first, dict) and "role" in first:

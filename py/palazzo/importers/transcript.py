@@ -13,7 +13,7 @@ from typing import Any
 
 from palazzo.errors import ImportRejected
 
-__all__ = ["Message", "Transcript", "epoch", "message_text"]
+__all__ = ["Message", "Transcript", "epoch", "message_text", "parents_first"]
 
 
 @dataclass(slots=True)
@@ -105,3 +105,30 @@ def message_text(content: Any, where: str) -> tuple[str, int]:
                 other += 1
         return "\n".join(texts), other
     raise ImportRejected(f"{where}: content must be a string or a list of parts")
+
+
+def parents_first(nodes: list[Message], where: str) -> list[Message]:
+    """Return ``nodes`` reordered so every parent comes before its children (depth first
+    from the roots, children in their original order); raise ImportRejected on a cycle or a
+    repeated key. Every key is expanded at most once, so the walk ends whatever the links
+    say. Cost: O(messages)."""
+    keys = [n.key for n in nodes]
+    if len(set(keys)) != len(keys):
+        raise ImportRejected(f"{where}: two messages have the same uuid")
+    children: dict[str | None, list[Message]] = {}
+    for node in nodes:
+        children.setdefault(node.parent, []).append(node)
+    out: list[Message] = []
+    expanded: set[str] = set()
+    stack = list(reversed(children.get(None, [])))
+    while stack:
+        node = stack.pop()
+        if node.key in expanded:
+            raise ImportRejected(f"{where}: the messages' parent links form a cycle")
+        expanded.add(node.key)
+        out.append(node)
+        stack.extend(reversed(children.get(node.key, [])))
+    if len(out) != len(nodes):
+        raise ImportRejected(f"{where}: the messages' parent links form a cycle "
+                             f"({len(nodes) - len(out)} message(s) never reach a first one)")
+    return out
