@@ -13,7 +13,15 @@ from typing import Any
 
 from palazzo.errors import ImportRejected
 
-__all__ = ["Message", "Transcript", "epoch", "message_text", "parents_first"]
+__all__ = ["KINDS", "Message", "Transcript", "epoch", "message_text", "parents_first"]
+
+# What a kept message's text is. "text": written (or said) as the turn's own words; the
+# others are content a chat program shows beside them, kept as text and counted by kind:
+# a voice turn's transcript, a canvas document (its latest version), a saved memory,
+# code the assistant ran and its output, a reasoning summary, the user's custom
+# instructions, a tool call in one marked line, and the names of attachments and images.
+KINDS = ("text", "voice", "canvas", "memory", "code", "code_output", "reasoning",
+         "instructions", "tool_use", "attachments")
 
 
 @dataclass(slots=True)
@@ -28,6 +36,7 @@ class Message:
     where: str
     skip: str | None = None  # a reason to leave it out, decided by the reader
     silent: bool = False  # left out without a word (ChatGPT's empty root node)
+    kind: str = "text"  # what the text is: one of KINDS
 
 
 @dataclass(slots=True)
