@@ -12,16 +12,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from palazzo.errors import ImportRejected
+from palazzo.memory.conversation import TURN_KINDS
 
 __all__ = ["KINDS", "Message", "Transcript", "epoch", "message_text", "parents_first"]
 
-# What a kept message's text is. "text": written (or said) as the turn's own words; the
-# others are content a chat program shows beside them, kept as text and counted by kind:
-# a voice turn's transcript, a canvas document (its latest version), a saved memory,
-# code the assistant ran and its output, a reasoning summary, the user's custom
-# instructions, a tool call in one marked line, and the names of attachments and images.
-KINDS = ("text", "voice", "canvas", "memory", "code", "code_output", "reasoning",
-         "instructions", "tool_use", "attachments")
+# What a kept message's text is (the turn records it): see memory.conversation.TURN_KINDS.
+KINDS = TURN_KINDS
 
 
 @dataclass(slots=True)

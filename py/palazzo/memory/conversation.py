@@ -52,6 +52,13 @@ MAX_MESSAGES = 100_000
 MAX_TURN_CHARS = 5_000_000  # the drawer limit (model.MAX_CONTENT)
 TURN_FIELDS = ("id", "conversation", "parents", "role", "phase", "salience", "content_hash",
                "depth", "created_at", "drawer_id")
+# What a turn's text is (importers record it; "text" unless said): the turn's own words, or
+# content a chat program showed beside them, kept as text — a voice turn's transcript, a
+# canvas document, a saved memory, code the assistant ran and its output, a reasoning
+# summary, the user's custom instructions, a tool call in one marked line, attachment names.
+TURN_KINDS = ("text", "voice", "canvas", "memory", "code", "code_output", "reasoning",
+              "instructions", "tool_use", "attachments")
+DEFAULT_KIND = "text"
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -105,13 +112,18 @@ class Turn:
     depth: int
     created_at: float
     drawer_id: str
+    kind: str = DEFAULT_KIND  # one of TURN_KINDS; not part of the id
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-able form (the palace file's turn record)."""
-        return {"id": self.id, "conversation": self.conversation, "parents": list(self.parents),
-                "role": self.role, "phase": self.phase, "salience": self.salience,
-                "content_hash": self.content_hash, "depth": self.depth,
-                "created_at": self.created_at, "drawer_id": self.drawer_id}
+        """Return the JSON-able form (the palace file's turn record; ``kind`` only when it is
+        not "text", so files of plain turns stay as they were)."""
+        out = {"id": self.id, "conversation": self.conversation, "parents": list(self.parents),
+               "role": self.role, "phase": self.phase, "salience": self.salience,
+               "content_hash": self.content_hash, "depth": self.depth,
+               "created_at": self.created_at, "drawer_id": self.drawer_id}
+        if self.kind != DEFAULT_KIND:
+            out["kind"] = self.kind
+        return out
 
 
 @dataclass(slots=True, frozen=True)
@@ -140,6 +152,7 @@ class _Message:
     salience: float
     created_at: float | None
     parents: tuple[int | str, ...] | None  # None: the default parent
+    kind: str = DEFAULT_KIND
 
 
 class Conversations:
@@ -268,8 +281,9 @@ class Conversations:
         with such a ``messages`` list, or its JSON text). Returns what was added.
 
         Optional per message: ``phase``, ``salience``, ``timestamp`` (epoch seconds or
-        ISO 8601) and ``parents`` (indices of earlier messages of this list, or ids of turns
-        already in the conversation; ``[]`` makes a root). Without ``parents`` a message
+        ISO 8601), ``kind`` (one of :data:`TURN_KINDS`, default "text") and ``parents``
+        (indices of earlier messages of this list, or ids of turns already in the
+        conversation; ``[]`` makes a root). Without ``parents`` a message
         follows the previous one, and the first follows ``after`` (or is a root). ``phase`` and
         ``salience`` here are the defaults for messages that do not say. Other fields of a
         message are ignored. Every message is checked before anything is added, so a bad one
@@ -342,7 +356,7 @@ class Conversations:
                         phase=msg.phase, salience=msg.salience, content_hash=digest,
                         depth=1 + max(depths) if depths else 0,
                         created_at=now if msg.created_at is None else msg.created_at,
-                        drawer_id=drawer_id(msg.text, WING, conv))
+                        drawer_id=drawer_id(msg.text, WING, conv), kind=msg.kind)
             turn = self.turns.get(tid) or pending.get(tid) or turn
             pending[tid] = turn
             planned.append(turn)
@@ -394,7 +408,7 @@ class Conversations:
         for d in value["turns"]:
             out._insert(Turn(d["id"], d["conversation"], tuple(d["parents"]), d["role"],
                              d["phase"], d["salience"], d["content_hash"], d["depth"],
-                             d["created_at"], d["drawer_id"]))
+                             d["created_at"], d["drawer_id"], d.get("kind", DEFAULT_KIND)))
         return out
 
     def _read_turn(self, d: Any, at: str) -> Turn:
@@ -403,7 +417,7 @@ class Conversations:
         missing = [k for k in TURN_FIELDS if k not in d]
         if missing:
             raise ImportRejected(f"{at}.{missing[0]} is missing")
-        extra = sorted(set(d) - set(TURN_FIELDS))
+        extra = sorted(set(d) - set(TURN_FIELDS) - {"kind"})
         if extra:
             raise ImportRejected(f"{at} has unknown field(s): {', '.join(extra)}")
         for key in ("id", "conversation", "role", "phase", "content_hash", "drawer_id"):
@@ -415,6 +429,7 @@ class Conversations:
             phase = _phase(d["phase"], "phase")
             salience = _salience(d["salience"], "salience")
             created_at = _number(d["created_at"], "created_at")
+            kind = _choice(d.get("kind", DEFAULT_KIND), TURN_KINDS, "kind")
         except PalazzoError as err:
             raise ImportRejected(f"{at}: {err}") from None
         if conv != d["conversation"]:
@@ -443,7 +458,7 @@ class Conversations:
         if tid in self.turns:
             raise ImportRejected(f"{at}.id {tid} appears twice")
         return Turn(tid, conv, tuple(parents), role, phase, salience, d["content_hash"], depth,
-                    created_at, d["drawer_id"])
+                    created_at, d["drawer_id"], kind)
 
 
 # -- checking input ----------------------------------------------------------------------------
@@ -538,7 +553,10 @@ def read_message(m: Any, where: str, phase: str, salience: float,
         if not isinstance(refs, list):
             raise ValidationError(f"{where}.parents must be a list")
         parents = tuple(refs)
-    return _Message(role, text, phase, salience, created_at, parents)
+    kind = DEFAULT_KIND
+    if m.get("kind") is not None:
+        kind = _choice(m["kind"], TURN_KINDS, f"{where}.kind")
+    return _Message(role, text, phase, salience, created_at, parents, kind)
 
 
 def _message_list(messages: Any) -> list[Any]:

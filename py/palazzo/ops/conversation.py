@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from palazzo.errors import ValidationError
-from palazzo.memory.conversation import DEFAULT_PHASE, DEFAULT_SALIENCE, PHASES, ROLES
+from palazzo.memory.conversation import (
+    DEFAULT_PHASE,
+    DEFAULT_SALIENCE,
+    PHASES,
+    ROLES,
+    TURN_KINDS,
+)
 from palazzo.ops.registry import LIMIT, NAME, Operations, Result, obj
 from palazzo.palace import Palace
 
@@ -24,7 +30,7 @@ CONTENT = {"type": ["string", "array"]}
 MESSAGE = {
     "type": "object",
     "properties": {"role": ROLE, "content": CONTENT, "phase": PHASE, "salience": SALIENCE,
-                   "timestamp": TIMESTAMP,
+                   "timestamp": TIMESTAMP, "kind": {"enum": list(TURN_KINDS)},
                    "parents": {"type": "array", "items": {"type": ["integer", "string"]}}},
     "required": ["role", "content"],
 }
@@ -53,7 +59,7 @@ def _add_turn(palace: Palace, args: dict[str, Any]) -> Result:
 
 @operation("import_conversation",
            "Add a whole conversation from a list of {role, content} messages "
-           "(optional phase, salience, timestamp, parents), or its JSON text; checked "
+           "(optional phase, salience, timestamp, kind, parents), or its JSON text; checked "
            "completely first, and importing it again adds nothing.",
            obj({"conversation": NAME,
                  "messages": {"type": "array", "items": MESSAGE},

@@ -259,3 +259,34 @@ def test_lookups_raise_not_found(palace):
     with pytest.raises(NotFound):
         palace.conversations.of("nobody")
     assert isinstance(Conversations.from_json(palace, {}, "x"), Conversations)
+
+
+def test_a_turn_keeps_the_kind_of_its_text_through_files_and_snapshots(palace):
+    from palazzo.formats.snapshot import read_snapshot, write_snapshot
+
+    messages = [{"role": "user", "content": "Remind me to water the roses.", "kind": "voice"},
+                {"role": "assistant", "content": "Noted."},
+                {"role": "assistant", "content": "User grows roses.", "kind": "memory"}]
+    done = call(palace, "import_conversation", {"conversation": "garden",
+                                                "messages": messages})
+    listed = call(palace, "list_turns", {"conversation": "garden"})["turns"]
+    assert [t.get("kind", "text") for t in listed] == ["voice", "text", "memory"]
+    assert "kind" not in listed[1]  # plain turns are written as before
+    # The kind is not part of the id: the same message with another kind is the same turn.
+    again = call(palace, "import_conversation", {"conversation": "garden", "messages": [
+        {**m, "kind": "text"} for m in messages]})
+    assert again["turn_ids"] == done["turn_ids"] and again["created"] == 0
+    doc = export_palace(palace, vectors=None, exported_at=0.0)
+    q = Palace(clock=lambda: 99.0)
+    call(q, "import", {"document": copy.deepcopy(doc)})
+    assert [q.conversations.turns[t].kind for t in done["turn_ids"]] == ["voice", "text",
+                                                                          "memory"]
+    r = read_snapshot(write_snapshot(palace), lambda **kw: Palace(**kw))
+    assert [r.conversations.turns[t].kind for t in done["turn_ids"]] == ["voice", "text",
+                                                                          "memory"]
+    with pytest.raises(ValidationError, match="(?i)kind .*must be one of"):
+        call(palace, "import_conversation", {"conversation": "garden", "messages": [
+            {"role": "user", "content": "x", "kind": "hologram"}]})
+    bad = copy.deepcopy(doc)
+    bad["palace"]["conversations"]["turns"][0]["kind"] = "hologram"
+    _reject(bad, r"turns\[0\]: kind must be one of")
