@@ -72,6 +72,28 @@ def test_import_chats_bulk_replace_and_reindex(palace, capsys, tmp_path):
     assert run(capsys, "reindex", "--force")[0] == 0
 
 
+def test_an_import_says_what_it_found_in_words_and_in_json_only_when_asked(
+        palace, capsys, tmp_path):
+    messages = [{"role": "system", "content": "Be brief."}]
+    messages += [{"role": "tool", "content": f"result {i}"} for i in range(5)]
+    messages += [{"role": "user", "content": "Where are the keys?"},
+                 {"role": "assistant", "content": "In the drawer."}]
+    chat = tmp_path / "keys.json"
+    chat.write_text(json.dumps(messages))
+    code, _, err = run(capsys, "import-chats", str(chat))
+    assert code == 0
+    assert f"Found {chat} (json): 2 messages in 1 conversation." in err
+    assert "Left out: 6 items, by reason:" in err
+    assert f"  5 tool message (e.g. {chat} message 1; {chat} message 2; {chat} message 3; …)" \
+        in err
+    assert f"  1 system message (e.g. {chat} message 0)" in err
+    detail = tmp_path / "summary.json"
+    code, _, err = run(capsys, "import-chats", str(chat), "--json", "--summary", str(detail))
+    found = json.loads(err.splitlines()[0])
+    assert found["skipped_by_reason"] == {"tool message": 5, "system message": 1}
+    assert json.loads(detail.read_text()) == found and len(found["skipped"]) == 6
+
+
 @pytest.mark.parametrize("argv, message", [
     (["search", "x", "--palace", "/nonexistent/palace"], "no palace in"),
     (["add", "--wing", "w", "--room", "r"], "give the drawer's text"),

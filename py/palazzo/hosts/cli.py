@@ -202,10 +202,17 @@ def _run_plan(args, box: list, d) -> int:
     memory goes once it is applied) to the open palace directory ``d`` in batches (one
     journal record and durable write each) with a progress bar, print what it did, embed the
     new drawers and end a long import with a snapshot; return the exit code (0)."""
+    from palazzo.hosts.importing import found_text
     from palazzo.importers import BATCH, apply
 
     plan = box.pop()
-    print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
+    if args.json:
+        print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(found_text(plan.summary), file=sys.stderr)
+    if args.summary:
+        Path(args.summary).write_text(json.dumps(plan.summary, ensure_ascii=False, indent=1),
+                                      encoding="utf-8")
     out = apply(plan, d.call, progress=ProgressBar("importing", args.progress), batch=BATCH)
     del plan
     _print(out)
@@ -319,19 +326,27 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--vectors", default="float32", choices=["float32", "float16", "none"])
     c = cmd("import", _import, "replace the palace by a palace JSON file (checked first)")
     c.add_argument("file")
-    c = cmd("index", _index, "text files under a folder as drawers")
+    def importer(name: str, fn, help: str) -> argparse.ArgumentParser:  # noqa: A002
+        c = cmd(name, fn, help)
+        c.add_argument("--json", action="store_true", help="print what was found as JSON "
+                       "(every skipped item) instead of a summary in words")
+        c.add_argument("--summary", metavar="FILE", help="also write that JSON to FILE")
+        return c
+
+    c = importer("index", _index, "text files under a folder as drawers")
     c.add_argument("path")
     c.add_argument("--wing")
     c.add_argument("--include", action="append", help="glob; repeat for more")
     c.add_argument("--exclude", action="append", help="glob; repeat for more")
     c.add_argument("--sync", action="store_true", help="remove drawers of deleted files")
-    c = cmd("import-chats", _import_chats, "chat exports as conversations and drawers")
+    c = importer("import-chats", _import_chats, "chat exports as conversations and drawers")
     c.add_argument("file")
     c.add_argument("--name", help="conversation name for a plain message list")
-    c = cmd("import-mempalace", _import_mempalace, "a MemPalace palace (Python or Rust)")
+    c = importer("import-mempalace", _import_mempalace, "a MemPalace palace (Python or Rust)")
     c.add_argument("path")
-    c.add_argument("--kg", help="knowledge_graph.sqlite3 when it is not beside the palace")
-    c = cmd("import-graphpalace", _import_graphpalace, "a GraphPalace JSON export")
+    c.add_argument("--kg", help="knowledge_graph.sqlite3 to read (default: looked for inside "
+                   "the palace, beside it, then in ~/.mempalace; the summary says where)")
+    c = importer("import-graphpalace", _import_graphpalace, "a GraphPalace JSON export")
     c.add_argument("file")
     c = cmd("reindex", _reindex, "embed drawers that lack a vector (all with --force)")
     c.add_argument("--force", action="store_true")

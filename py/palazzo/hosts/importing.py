@@ -238,3 +238,41 @@ def describe(kind: str, found: dict[str, Any], result: dict[str, Any], done: int
         parts.append(f"Stopped after {done:,} of {result.get('total', 0):,} steps: what was "
                      "imported stays; importing the same files again adds only the rest.")
     return " ".join(parts)
+
+
+def found_text(summary: dict[str, Any], examples: int = 3, reasons: int = 8) -> str:
+    """Return what a plan found, in a few lines for a person: the source and its format,
+    what will be imported (conversations and messages by kind, or calls by operation), and
+    what is left out, counted by reason with up to ``examples`` items each (the ``reasons``
+    most frequent; the rest summed). The plan's full summary (every skipped item) stays for
+    ``--json``: on a real export it runs to megabytes. Cost: one pass over the skipped list.
+    """
+    head = f"Found {summary.get('source', 'the source')} ({summary.get('format', '?')})"
+    lines: list[str] = []
+    if "conversations" in summary:
+        kinds = summary.get("messages_by_kind") or {}
+        by_kind = ", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in kinds.items())
+        lines.append(f"{head}: {_n(summary.get('messages', 0), 'message')} in "
+                     f"{_n(summary['conversations'], 'conversation')}"
+                     + (f" ({by_kind})" if len(kinds) > 1 else "") + ".")
+    else:
+        calls = summary.get("calls") or {}
+        listed = ", ".join(f"{n:,} {name}" for name, n in sorted(calls.items()))
+        lines.append(f"{head}: {listed or 'nothing to import'}.")
+    skipped = summary.get("skipped") or []
+    if not skipped:
+        lines.append("Nothing is left out.")
+        return "\n".join(lines)
+    groups: dict[str, list[str]] = {}
+    for s in skipped:
+        groups.setdefault(s["reason"].split(":")[0], []).append(s["item"])
+    order = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    lines.append(f"Left out: {_n(len(skipped), 'item')}, by reason:")
+    for why, items in order[:reasons]:
+        shown = "; ".join(items[:examples]) + ("; …" if len(items) > examples else "")
+        lines.append(f"  {len(items):,} {why} (e.g. {shown})")
+    rest = order[reasons:]
+    if rest:
+        lines.append(f"  {sum(len(i) for _, i in rest):,} more for "
+                     f"{_n(len(rest), 'other reason')}")
+    return "\n".join(lines)

@@ -3,9 +3,13 @@
 Two layouts are read (both checked against the real code, see the report):
 
 **Python MemPalace** (PyPI ``mempalace``, checked with 3.11.0 and ChromaDB 1.5.9): a palace
-folder holding ChromaDB's ``chroma.sqlite3`` and, beside it or one level up (the default
-``~/.mempalace/knowledge_graph.sqlite3`` belongs to the default palace ``~/.mempalace/palace``),
-``knowledge_graph.sqlite3``.
+folder holding ChromaDB's ``chroma.sqlite3``, and a ``knowledge_graph.sqlite3`` that MemPalace
+keeps in one of three places: inside the palace (``mempalace mine``, the MCP server started
+with ``--palace``), beside a folder named ``palace`` (the Hermes integration; the legacy
+``~/.mempalace/palace`` layout), or at ``~/.mempalace/knowledge_graph.sqlite3``
+(``knowledge_graph.DEFAULT_KG_PATH``, which the MCP server uses otherwise, also for the XDG
+default palace ``~/.config/mempalace/palace``). They are tried in that order unless a path is
+given, and the summary's ``notes`` say which was read and where it was looked for.
 
 - Drawers are the records of the ChromaDB collection ``mempalace_drawers``, read straight from
   SQLite: ``collections`` -> ``segments`` -> ``embeddings`` (``embedding_id`` is MemPalace's
@@ -36,8 +40,12 @@ as lasting through that day (it compares it as ``…T23:59:59Z``), while palazzo
 is an exclusive instant and a date means its 00:00 UTC, so such an end is imported as the
 next day (``2025-07-01``). The Rust port compares ``valid_until`` as text with ``>`` (the fact
 has ended from that value on), which is palazzo's meaning already, so it is kept as it is.
-Datetimes are kept (SQLite's ``YYYY-MM-DD HH:MM:SS`` is read as UTC). MemPalace's filing times
-are not carried over (``add_drawer`` stamps the import time).
+Datetimes are kept (SQLite's ``YYYY-MM-DD HH:MM:SS`` is read as UTC).
+
+Drawer times: a drawer's ``authored_at`` (written by MemPalace's conversation miner: when the
+chat happened) becomes ``add_drawer``'s ``created_at``. MemPalace's filing times
+(``filed_at``) are not carried over, so a drawer without ``authored_at`` (and every diary
+entry: ``diary_write`` takes no time) gets the time of the import.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +74,7 @@ from palazzo.importers import (
     table_columns,
     usable_name,
 )
-from palazzo.memory.kg import normalise_entity, normalise_predicate
+from palazzo.memory.kg import normalise_entity, normalise_predicate, parse_when
 
 SOURCE = "mempalace"
 DRAWERS = "mempalace_drawers"
@@ -75,6 +84,10 @@ KG_FILE = "knowledge_graph.sqlite3"
 RUST_FILE = "palace.db"
 DOCUMENT_KEY = "chroma:document"
 PARENT_KEYS = ("parent_drawer_id", "parent_entry_id")
+AUTHORED = "authored_at"
+# Microseconds from 0001-01-01Z (where a kg When's instant counts from) to 1970-01-01Z.
+UNIX_AFTER_YEAR_ONE = (datetime(1970, 1, 1, tzinfo=UTC) - datetime(1, 1, 1, tzinfo=UTC)
+                       ) // timedelta(microseconds=1)
 
 __all__ = ["plan_mempalace"]
 
@@ -94,6 +107,7 @@ class _Layout:
     kind: str  # "python", "rust" or "kg"
     drawers: Path | None
     kg: Path | None
+    kg_note: str = ""  # where the knowledge graph was found or looked for, in words
 
 
 @dataclass(slots=True)
@@ -118,7 +132,12 @@ class _State:
 
 # -- finding the files ---------------------------------------------------------------------------
 
-def _locate(path: Path, kg_path: Path | None) -> _Layout:
+def _locate(path: Path, kg_path: Path | None, home: Path | None) -> _Layout:
+    """Return what ``path`` is (a Python palace, a Rust palace.db or a lone knowledge graph)
+    and which files to read. ``kg_path``, when given, is the knowledge graph, unchecked here
+    (reading it rejects a missing file); otherwise a Python palace's graph is searched for
+    (:func:`_find_kg`). Raises ImportRejected when ``path`` is none of these. Cost: one
+    read of a SQLite schema and a few ``stat`` calls."""
     if path.is_file():
         if not is_sqlite(path):
             raise ImportRejected(f"{path}: not a SQLite database")
@@ -128,7 +147,7 @@ def _locate(path: Path, kg_path: Path | None) -> _Layout:
         finally:
             conn.close()
         if {"collections", "embeddings", "embedding_metadata"} <= tables:
-            return _Layout("python", path, kg_path or _kg_beside(path.parent))
+            return _python(path, kg_path, home)
         if {"drawers", "triples"} <= tables:
             return _Layout("rust", path, kg_path)
         if {"triples", "entities"} <= tables:
@@ -139,26 +158,78 @@ def _locate(path: Path, kg_path: Path | None) -> _Layout:
     if not path.is_dir():
         raise ImportRejected(f"{path}: no such file or folder")
     if (path / CHROMA_FILE).is_file():
-        return _Layout("python", path / CHROMA_FILE, kg_path or _kg_beside(path))
+        return _python(path / CHROMA_FILE, kg_path, home)
     if (path / RUST_FILE).is_file():
         return _Layout("rust", path / RUST_FILE, kg_path)
     if (path / "palace" / CHROMA_FILE).is_file():  # ~/.mempalace given instead of its palace
-        return _Layout("python", path / "palace" / CHROMA_FILE,
-                       kg_path or _kg_beside(path / "palace"))
+        return _python(path / "palace" / CHROMA_FILE, kg_path, home)
     if (path / KG_FILE).is_file():
         return _Layout("kg", None, kg_path or path / KG_FILE)
     raise ImportRejected(f"{path}: no {CHROMA_FILE}, {RUST_FILE} or {KG_FILE} here")
 
 
-def _kg_beside(palace_dir: Path) -> Path | None:
-    """The palace's own knowledge graph, else the legacy one of the default palace layout."""
-    own = palace_dir / KG_FILE
-    if own.is_file():
-        return own
-    legacy = palace_dir.parent / KG_FILE
-    if palace_dir.name == "palace" and legacy.is_file():
-        return legacy
-    return None
+def _python(chroma: Path, kg_path: Path | None, home: Path | None) -> _Layout:
+    """Return the layout of the Python palace whose ChromaDB file is ``chroma``: the graph
+    ``kg_path`` when given (authoritative, not searched), else the one :func:`_find_kg`
+    finds, with a note saying where it looked."""
+    if kg_path is not None:
+        return _Layout("python", chroma, kg_path, f"knowledge graph: given, {kg_path}")
+    kg, note = _find_kg(chroma.parent, home)
+    return _Layout("python", chroma, kg, note)
+
+
+def _kg_candidates(palace_dir: Path, home: Path | None) -> list[tuple[Path, str]]:
+    """Return, in the order they are tried, where MemPalace 3.11 may have put the knowledge
+    graph of the palace in ``palace_dir``, each with who writes there:
+
+    1. ``<palace>/knowledge_graph.sqlite3``: ``mempalace mine`` (``cli/cmd_mine.py``), the
+       fact checker, and the MCP server started with ``--palace`` (``mcp_server/_guards.py``
+       ``_resolve_kg_path``);
+    2. ``<palace>/../knowledge_graph.sqlite3`` when the folder is named ``palace``: the Hermes
+       integration (``_kg_db_path``, the palace's sibling) and the legacy layout, where it is
+       ``~/.mempalace/knowledge_graph.sqlite3`` beside ``~/.mempalace/palace``;
+    3. ``<home>/.mempalace/knowledge_graph.sqlite3``: ``knowledge_graph.DEFAULT_KG_PATH``,
+       which the MCP server uses for whatever palace it serves unless started with
+       ``--palace``, also when the palace is the XDG default ``~/.config/mempalace/palace``
+       or set by ``MEMPALACE_PALACE_PATH``. It is ``expanduser("~/.mempalace/…")``:
+       ``MEMPALACE_CONFIG_DIR`` and ``XDG_CONFIG_HOME`` do not move it.
+
+    The third is left out when ``home`` is None. The same file reached twice is listed once.
+    Cost: none (no file is touched)."""
+    found = [(palace_dir / KG_FILE, "inside the palace")]
+    if palace_dir.name == "palace":
+        found.append((palace_dir.parent / KG_FILE, "beside the palace folder"))
+    if home is not None:
+        found.append((home / ".mempalace" / KG_FILE, "MemPalace's default graph"))
+    seen: set[Path] = set()
+    out = []
+    for p, why in found:
+        key = Path(os.path.abspath(p))
+        if key not in seen:
+            seen.add(key)
+            out.append((p, why))
+    return out
+
+
+def _find_kg(palace_dir: Path, home: Path | None) -> tuple[Path | None, str]:
+    """Return (the knowledge graph of the palace in ``palace_dir`` or None, a note saying
+    where it was found and where it was looked for). The first of :func:`_kg_candidates`
+    that is a file wins; other candidates that exist too are named in the note, not read
+    (``--kg`` picks one). Cost: one ``stat`` a candidate."""
+    tried = _kg_candidates(palace_dir, home)
+    present = [(p, why) for p, why in tried if p.is_file()]
+    if not present:
+        return None, ("knowledge graph: not found at " + ", ".join(str(p) for p, _ in tried)
+                      + "; pass its path (--kg) if it is elsewhere")
+    chosen, why = present[0]
+    missing = [str(p) for p, _ in tried[:tried.index(present[0])]]
+    note = f"knowledge graph: found at {chosen} ({why})"
+    if missing:
+        note += f"; not found at {', '.join(missing)}"
+    if len(present) > 1:
+        note += ("; also present but not read: " + ", ".join(str(p) for p, _ in present[1:])
+                 + " (pass one with --kg to read it instead)")
+    return chosen, note
 
 
 # -- Python MemPalace: ChromaDB ------------------------------------------------------------------
@@ -251,11 +322,34 @@ def _plan_python_drawers(path: Path, state: _State) -> None:
             _diary(state, meta.get("agent"), meta.get("topic"), d.text, d.where)
             continue
         _drawer(state, d.ids, meta.get("wing"), meta.get("room"), d.text,
-                meta.get("source_file"), d.where)
+                meta.get("source_file"), d.where, _authored_at(meta.get(AUTHORED), d.where))
+
+
+def _authored_at(value: Any, where: str) -> float | None:
+    """Return a drawer's ``authored_at`` as seconds since 1970 (``add_drawer``'s
+    ``created_at``), or None when it has none (absent, empty or ``unknown``).
+
+    MemPalace 3.11's conversation miner (``convo_miner.py``: ``_file_chunks_locked`` and
+    ``file_conversation_exchange``) writes it: the latest per-line ``timestamp`` of a
+    Claude Code / Codex JSONL transcript, as the transcript has it (``…T09:15:50.733Z``),
+    else its own ``filed_at`` (``datetime.now().isoformat()``, local time without a zone).
+    A time without a zone is read as UTC, as elsewhere in the importers. Raises
+    ImportRejected for a value that is not ISO 8601 or lies before 1970 (a drawer time
+    cannot). Cost: O(len(value))."""
+    if isinstance(value, str) and value.strip().lower() == "unknown":
+        return None
+    text = iso_when(value, f"{where}: {AUTHORED}")
+    if text is None:
+        return None
+    seconds = (parse_when(text).instant - UNIX_AFTER_YEAR_ONE) / 1_000_000
+    if seconds < 0:
+        raise ImportRejected(f"{where}: {AUTHORED} {value!r} is before 1970, which a drawer's "
+                             "time cannot hold")
+    return seconds
 
 
 def _drawer(state: _State, ids: list[str], wing: Any, room: Any, text: str,
-            source_file: Any, where: str) -> None:
+            source_file: Any, where: str, created_at: float | None = None) -> None:
     if wing is None or room is None:
         raise ImportRejected(f"{where}: a drawer needs a wing and a room")
     w, r = usable_name(wing), usable_name(room)
@@ -273,9 +367,12 @@ def _drawer(state: _State, ids: list[str], wing: Any, room: Any, text: str,
         state.builder.skip(where, f"duplicate: the same text in {w}/{r} as {state.planned[did]}")
         return
     state.planned[did] = where
-    state.builder.add("add_drawer", {"wing": w, "room": r, "content": text, "source": SOURCE,
-                                     "source_file": source_file if isinstance(source_file, str)
-                                     else ""}, where)
+    args: dict[str, Any] = {"wing": w, "room": r, "content": text, "source": SOURCE,
+                            "source_file": source_file if isinstance(source_file, str) else ""}
+    if created_at is not None:
+        args["created_at"] = created_at
+        state.counts["drawers_dated_by_authored_at"] += 1
+    state.builder.add("add_drawer", args, where)
     state.counts["drawers"] += 1
 
 
@@ -432,19 +529,33 @@ def _triple(path: Path, state: _State, t: Any, end_column: str, optional: list[s
 
 # -- entry point -----------------------------------------------------------------------------------
 
+def _home() -> Path | None:
+    """Return the user's home folder, or None when it cannot be told (no ``HOME`` and no
+    password entry): then MemPalace's default graph is not looked for."""
+    try:
+        return Path.home()
+    except (RuntimeError, KeyError):
+        return None
+
+
 def plan_mempalace(path: str | os.PathLike[str],
-                   kg_path: str | os.PathLike[str] | None = None) -> Plan:
+                   kg_path: str | os.PathLike[str] | None = None,
+                   home: str | os.PathLike[str] | None = None) -> Plan:
     """Return the plan importing the MemPalace palace at ``path``.
 
     ``path`` is a Python palace folder (with ``chroma.sqlite3``), ``~/.mempalace`` itself, a
     Rust ``palace.db`` (or its folder), or a lone ``knowledge_graph.sqlite3``. ``kg_path``
-    names the knowledge graph when it is elsewhere. Drawers come first, then diary entries,
+    names the knowledge graph and is authoritative; without it a Python palace's graph is
+    looked for inside the palace, beside it, then at ``<home>/.mempalace`` (``home``: the
+    user's home, ``Path.home()`` unless given; see :func:`_kg_candidates`), and the summary's
+    ``notes`` say where it was found or looked for. Drawers come first, then diary entries,
     entities and facts (a fact's ``source_drawer`` must already exist when it is added).
     Every file is read and checked before the plan is returned; nothing is written to the
     sources (they are opened read-only). Cost: one read of each database.
     """
     source = Path(path)
-    layout = _locate(source, Path(kg_path) if kg_path is not None else None)
+    layout = _locate(source, Path(kg_path) if kg_path is not None else None,
+                     _home() if home is None else Path(home))
     state = _State(PlanBuilder(str(source), f"mempalace-{layout.kind}"))
     if layout.kind == "python" and layout.drawers is not None:
         _plan_python_drawers(layout.drawers, state)
@@ -456,10 +567,15 @@ def plan_mempalace(path: str | os.PathLike[str],
     # Drawers before diaries before entities before facts, whatever order they were read in.
     rank = {"add_drawer": 0, "diary_write": 1, "kg_entity": 2, "kg_add": 3}
     state.builder.calls.sort(key=lambda c: rank.get(c.name, 9))
+    notes = [layout.kg_note] if layout.kg_note else []
+    if state.counts["drawers_dated_by_authored_at"]:
+        notes.append(f"{state.counts['drawers_dated_by_authored_at']} drawers keep MemPalace's "
+                     "authored_at as their time; the others get the time of the import")
     return state.builder.finish(
         layout=layout.kind,
         drawers_file=None if layout.drawers is None else str(layout.drawers),
         kg_file=None if layout.kg is None else str(layout.kg),
         vectors="not read: palazzo embeds the text again",
+        notes=notes,
         **dict(state.counts),
     )

@@ -134,3 +134,22 @@ def test_describe_names_reasons_and_counts():
                     3, False)
     assert text == ("Imported 2 new drawers (1 was there already). Skipped 3 items: 2 binary; "
                     "1 too large.")
+
+
+def test_what_a_plan_found_is_a_few_lines_with_examples_and_kinds():
+    from palazzo.hosts.importing import found_text
+
+    skipped = [{"item": f"c{i}", "reason": f"reason {i % 10}"} for i in range(40)]
+    text = found_text({"source": "x.json", "format": "chatgpt", "conversations": 3,
+                       "messages": 12, "messages_by_kind": {"text": 10, "voice": 2},
+                       "skipped": skipped}, examples=2, reasons=3)
+    assert text.splitlines() == [
+        "Found x.json (chatgpt): 12 messages in 3 conversations (10 text, 2 voice).",
+        "Left out: 40 items, by reason:",
+        "  4 reason 0 (e.g. c0; c10; …)",
+        "  4 reason 1 (e.g. c1; c11; …)",
+        "  4 reason 2 (e.g. c2; c12; …)",
+        "  28 more for 7 other reasons"]
+    drawers = found_text({"source": "notes", "format": "folder",
+                          "calls": {"add_drawer": 5, "add_room": 2}, "skipped": []})
+    assert drawers == "Found notes (folder): 5 add_drawer, 2 add_room.\nNothing is left out."

@@ -15,6 +15,14 @@ from palazzo.palace import Palace
 pytestmark = pytest.mark.cpython_only
 
 GENERATOR = Path(__file__).parents[1] / "data" / "importers" / "make_mempalace_fixtures.py"
+REAL = Path(__file__).parents[1] / "data" / "importers" / "mempalace-3.11.0"
+
+
+@pytest.fixture(autouse=True)
+def no_real_home(tmp_path, monkeypatch):
+    """The importer looks for MemPalace's default graph under the home folder: point HOME at
+    an empty folder, so no test reads (or depends on) the real ~/.mempalace."""
+    monkeypatch.setenv("HOME", str(tmp_path / "no-home"))
 
 
 @pytest.fixture(scope="module")
@@ -100,14 +108,20 @@ def test_explicit_graph_path_and_palace_without_graph(fx, tmp_path):
     folder = tmp_path / "p"
     folder.mkdir()
     fx.make_chroma(folder / "chroma.sqlite3", fx.PY_DRAWERS, fx.PY_DIARY)
-    plan = plan_mempalace(folder)
+    home = tmp_path / "home"
+    plan = plan_mempalace(folder, home=home)
     assert plan.summary["kg_file"] is None
     assert "kg_add" not in plan.summary["calls"]
+    assert plan.summary["notes"] == [
+        f"knowledge graph: not found at {folder / 'knowledge_graph.sqlite3'}, "
+        f"{home / '.mempalace' / 'knowledge_graph.sqlite3'}; pass its path (--kg) if it is "
+        "elsewhere"]
     elsewhere = tmp_path / "graphs" / "kg.sqlite3"
     elsewhere.parent.mkdir()
     fx.make_kg(elsewhere, [], fx.PY_TRIPLES[:2])
-    plan = plan_mempalace(folder, kg_path=elsewhere)
+    plan = plan_mempalace(folder, kg_path=elsewhere, home=home)
     assert plan.summary["calls"]["kg_add"] == 2
+    assert plan.summary["notes"] == [f"knowledge graph: given, {elsewhere}"]
 
 
 def test_rust_palace(fx, tmp_path):
@@ -333,3 +347,191 @@ def test_entity_properties_with_a_lone_surrogate_are_a_clear_error(fx, tmp_path)
         conn.execute("INSERT INTO entities (id, name, type, properties) VALUES (?, ?, ?, ?)",
                      ("odd", "Odd", "thing", '{"note": "a \\ud800 b"}'))
     _reject(folder, r"entity 'odd': properties: .note holds a lone surrogate")
+
+
+# -- where MemPalace 3.11 keeps the graph; authored_at ------------------------------------------
+
+def _real_counts(chroma: Path, kg: Path) -> dict[str, int]:
+    """Count what the real fixture holds, straight from its SQLite files (not through the
+    importer): drawers and diary entries (chunks of one entry counted once), entities, facts,
+    and the drawers carrying authored_at."""
+    import sqlite3
+
+    with sqlite3.connect(f"{chroma.resolve().as_uri()}?mode=ro", uri=True) as conn:
+        records = conn.execute(
+            "SELECT e.embedding_id, "
+            "(SELECT string_value FROM embedding_metadata m WHERE m.id = e.id "
+            " AND m.key = 'parent_drawer_id'), "
+            "(SELECT string_value FROM embedding_metadata m WHERE m.id = e.id "
+            " AND m.key = 'type'), "
+            "(SELECT string_value FROM embedding_metadata m WHERE m.id = e.id "
+            " AND m.key = 'authored_at') "
+            "FROM embeddings e JOIN segments s ON e.segment_id = s.id "
+            "JOIN collections c ON s.collection = c.id WHERE c.name = 'mempalace_drawers'"
+        ).fetchall()
+    entries = {(parent or eid, kind == "diary_entry", authored is not None)
+               for eid, parent, kind, authored in records}
+    with sqlite3.connect(f"{kg.resolve().as_uri()}?mode=ro", uri=True) as conn:
+        entities = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        triples = conn.execute("SELECT count(*) FROM triples").fetchone()[0]
+    return {"drawers": sum(1 for _, diary, _ in entries if not diary),
+            "diary": sum(1 for _, diary, _ in entries if diary),
+            "authored": sum(1 for _, diary, dated in entries if dated and not diary),
+            "entities": entities, "triples": triples}
+
+
+def _default_home(tmp_path: Path) -> Path:
+    """A home laid out as MemPalace 3.11 leaves it on a fresh machine (the colleague's
+    measurement): the palace at the XDG default ``~/.config/mempalace/palace``, the graph its
+    MCP server wrote at ``~/.mempalace/knowledge_graph.sqlite3``. Files from the real
+    fixture."""
+    import shutil
+
+    home = tmp_path / "home"
+    palace = home / ".config" / "mempalace" / "palace"
+    palace.mkdir(parents=True)
+    (home / ".mempalace").mkdir()
+    shutil.copy(REAL / "chroma.sqlite3", palace / "chroma.sqlite3")
+    shutil.copy(REAL / "knowledge_graph.sqlite3", home / ".mempalace" / "knowledge_graph.sqlite3")
+    return home
+
+
+def test_the_graph_mempalace_keeps_in_the_home_folder_is_found_and_named(fx, tmp_path):
+    home = _default_home(tmp_path)
+    palace_dir = home / ".config" / "mempalace" / "palace"
+    graph = home / ".mempalace" / "knowledge_graph.sqlite3"
+    want = _real_counts(palace_dir / "chroma.sqlite3", graph)
+    assert want["entities"] == 5 and want["triples"] == 4  # as the colleague measured
+
+    for path in (palace_dir, palace_dir / "chroma.sqlite3", home / ".config" / "mempalace"):
+        plan = plan_mempalace(path, home=home)
+        s = plan.summary
+        assert s["kg_file"] == str(graph)
+        assert s["calls"]["kg_entity"] == want["entities"]
+        assert s["calls"]["kg_add"] == want["triples"]
+        assert s["calls"]["add_drawer"] == want["drawers"]
+        assert s["calls"]["diary_write"] == want["diary"]
+        assert s["notes"][0] == (
+            f"knowledge graph: found at {graph} (MemPalace's default graph); not found at "
+            f"{palace_dir / 'knowledge_graph.sqlite3'}, "
+            f"{home / '.config' / 'mempalace' / 'knowledge_graph.sqlite3'}")
+
+    palace = Palace()
+    apply(plan, bind(palace))
+    assert palace.kg.stats()["entities"] == want["entities"]
+    assert len(call(palace, "kg_query", {"entity": "Max"})["facts"]) == 2
+
+    # An explicit graph stays authoritative: the home one is not read.
+    other = tmp_path / "other.sqlite3"
+    fx.make_kg(other, [], fx.PY_TRIPLES[:1])
+    plan = plan_mempalace(palace_dir, kg_path=other, home=home)
+    assert plan.summary["kg_file"] == str(other)
+    assert plan.summary["calls"]["kg_add"] == 1
+    assert plan.summary["notes"][0] == f"knowledge graph: given, {other}"
+
+
+def test_a_graph_beside_the_palace_wins_and_the_other_is_named(tmp_path):
+    import shutil
+
+    home = _default_home(tmp_path)
+    palace_dir = home / ".config" / "mempalace" / "palace"
+    beside = home / ".config" / "mempalace" / "knowledge_graph.sqlite3"  # the Hermes place
+    shutil.copy(REAL / "knowledge_graph.sqlite3", beside)
+    note = plan_mempalace(palace_dir, home=home).summary["notes"][0]
+    assert note == (
+        f"knowledge graph: found at {beside} (beside the palace folder); not found at "
+        f"{palace_dir / 'knowledge_graph.sqlite3'}; also present but not read: "
+        f"{home / '.mempalace' / 'knowledge_graph.sqlite3'} (pass one with --kg to read it "
+        "instead)")
+    inside = palace_dir / "knowledge_graph.sqlite3"
+    shutil.copy(REAL / "knowledge_graph.sqlite3", inside)
+    plan = plan_mempalace(palace_dir, home=home)
+    assert plan.summary["kg_file"] == str(inside)
+    assert plan.summary["notes"][0].startswith(f"knowledge graph: found at {inside} (inside")
+
+
+def test_legacy_home_palace_lists_its_graph_once(tmp_path):
+    import shutil
+
+    home = tmp_path / "home"
+    (home / ".mempalace" / "palace").mkdir(parents=True)
+    shutil.copy(REAL / "chroma.sqlite3", home / ".mempalace" / "palace" / "chroma.sqlite3")
+    plan = plan_mempalace(home / ".mempalace", home=home)
+    assert plan.summary["notes"][0] == (
+        f"knowledge graph: not found at "
+        f"{home / '.mempalace' / 'palace' / 'knowledge_graph.sqlite3'}, "
+        f"{home / '.mempalace' / 'knowledge_graph.sqlite3'}; pass its path (--kg) if it is "
+        "elsewhere")
+
+
+def test_authored_at_of_the_real_palace_becomes_the_drawer_time(tmp_path):
+    """MemPalace's conversation miner stamped the mined chat with its transcript's latest
+    timestamp (2025-03-14T09:15:50.733Z); those drawers keep it, the others get the palace
+    clock."""
+    import sqlite3
+    from datetime import datetime
+
+    with sqlite3.connect(f"{(REAL / 'chroma.sqlite3').resolve().as_uri()}?mode=ro",
+                         uri=True) as conn:
+        dated = dict(conn.execute(
+            "SELECT d.string_value, a.string_value FROM embedding_metadata a "
+            "JOIN embedding_metadata d ON d.id = a.id AND d.key = 'chroma:document' "
+            "WHERE a.key = 'authored_at'").fetchall())
+    assert set(dated.values()) == {"2025-03-14T09:15:50.733Z"} and len(dated) == 2
+    want = _real_counts(REAL / "chroma.sqlite3", REAL / "knowledge_graph.sqlite3")
+
+    plan = plan_mempalace(REAL, home=tmp_path)
+    assert plan.summary["drawers_dated_by_authored_at"] == want["authored"] == 2
+    assert plan.summary["notes"][1] == ("2 drawers keep MemPalace's authored_at as their time; "
+                                        "the others get the time of the import")
+    palace = Palace(clock=lambda: 1_000.0)
+    apply(plan, bind(palace))
+    times = {palace.drawers.content[palace.row(d)]: palace.drawer(d).created_at
+             for d in palace.drawers.ids if d}
+    for text, authored in dated.items():
+        assert times[text] == datetime.fromisoformat(authored).timestamp() == 1741943750.733
+    assert {t for text, t in times.items() if text not in dated} == {1_000.0}
+
+    # The time is an argument of the journaled call, so a reopened store has it too.
+    from palazzo.importers import BATCH
+    from palazzo.persist.palacestore import PalaceStore
+    from palazzo.persist.storage import MemorySpace
+
+    space = MemorySpace()
+    apply(plan, PalaceStore(space, lambda **kw: Palace(**kw)).call, batch=BATCH)
+    reopened = PalaceStore(space, lambda **kw: Palace(**kw)).palace
+    assert sorted(reopened.drawer(d).created_at for d in reopened.drawers.ids if d
+                  and reopened.drawers.content[reopened.row(d)] in dated) == [1741943750.733] * 2
+
+
+@pytest.mark.parametrize(("authored", "created"), [
+    ("2025-03-14T09:15:50.733Z", 1741943750.733),
+    ("2025-03-14T10:15:50+01:00", 1741943750.0),
+    ("2025-03-14T09:15:50.123456789", 1741943750.123456),  # no zone: UTC; ns cut
+    ("2025-03-14 09:15:50", 1741943750.0),
+    ("2025-03-14", 1741910400.0),
+    ("unknown", None), ("", None), (None, None),
+])
+def test_authored_at_forms(fx, tmp_path, authored, created):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    meta = {"wing": "chats", "room": "general"}
+    if authored is not None:
+        meta["authored_at"] = authored
+    fx.make_chroma(folder / "chroma.sqlite3", [{"id": "d1", "text": "hello", "meta": meta}], [])
+    (call_,) = plan_mempalace(folder, home=tmp_path).calls
+    assert call_.args.get("created_at") == created
+
+
+@pytest.mark.parametrize(("authored", "match"), [
+    ("14/03/2025", r"drawer 'd1'.*: authored_at is not an ISO 8601 date or datetime: "
+                   r"'14/03/2025'"),
+    ("1969-12-31T23:59:59Z", r"drawer 'd1'.*: authored_at '1969-12-31T23:59:59Z' is before "
+                             "1970"),
+])
+def test_unreadable_authored_at_is_a_clear_error(fx, tmp_path, authored, match):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    fx.make_chroma(folder / "chroma.sqlite3", [{"id": "d1", "text": "hello", "meta": {
+        "wing": "w", "room": "r", "authored_at": authored}}], [])
+    _reject(folder, match, home=tmp_path)
