@@ -213,8 +213,11 @@ class Palace:
         self.edges.add(EdgeKind.HAS_WING, PALACE_ID, wing.id)
         return wing, True
 
-    def add_room(self, wing: str, name: str, description: str = "") -> tuple[Room, bool]:
-        """Return (the room ``name`` of ``wing``, whether it was created now).
+    def add_room(self, wing: str, name: str, description: str = "",
+                 source: str = "") -> tuple[Room, bool]:
+        """Return (the room ``name`` of ``wing``, whether it was created now). ``source``
+        records what the room holds elsewhere (an imported conversation's id, so importing
+        it again finds the room whatever it is called); an existing room is never changed.
 
         A new room gets a HALL to the :data:`HALL_LIMIT` rooms of its wing made last before it
         and a TUNNEL to the :data:`TUNNEL_LIMIT` rooms of the same name in other wings (the
@@ -229,7 +232,7 @@ class Palace:
         if key in self.rooms:
             return self.rooms[key], False
         room = Room(wing=w.name, name=name, description=description,
-                    created_at=float(self.clock()))
+                    created_at=float(self.clock()), source=source)
         by_wing, by_name = self._room_index()
         halls = by_wing.get(w.name, [])[-HALL_LIMIT:][::-1]
         tunnels = by_name.get(name, [])[-TUNNEL_LIMIT:][::-1]  # all in other wings: a

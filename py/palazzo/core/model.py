@@ -149,6 +149,7 @@ class Room:
     name: str
     description: str = ""
     created_at: float = 0.0
+    source: str = ""  # what the room holds elsewhere (an imported conversation's id), or ""
 
     @property
     def id(self) -> str:

@@ -108,7 +108,8 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
         "wings": [{"name": w.name, "description": w.description, "created_at": w.created_at}
                   for w in palace.wings.values()],
         "rooms": [{"wing": r.wing, "name": r.name, "description": r.description,
-                   "created_at": r.created_at} for r in palace.rooms.values()],
+                   "created_at": r.created_at, **({"source": r.source} if r.source else {})}
+                  for r in palace.rooms.values()],
         "closets": [{"wing": c.wing, "room": c.room, "name": c.name, "summary": c.summary,
                      "created_at": c.created_at} for c in palace.closets.values()],
         "entities": [{"id": e.id, "name": e.name, "type": e.type, "properties": e.properties}
@@ -355,7 +356,8 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
         at = f"{where}.rooms[{i}]"
         r = c.obj(r, at)
         room = Room(c.name(r, "wing", at, "wing"), c.name(r, "name", at, "room"),
-                    c.text(r, "description", at, ""), c.num(r, "created_at", at, 0.0))
+                    c.text(r, "description", at, ""), c.num(r, "created_at", at, 0.0),
+                    c.text(r, "source", at, ""))
         if room.wing not in wing_names:
             raise ImportRejected(f"{at}.wing: no wing named {room.wing!r} in the file")
         rooms.append(room)

@@ -182,8 +182,8 @@ def snapshot_parts(palace: Any) -> list[memoryview]:
         "settings": {"similar_threshold": palace.similar_threshold,
                      "similar_limit": palace.similar_limit, "chunk_size": palace.chunk_size},
         "wings": [[w.name, w.description, w.created_at] for w in palace.wings.values()],
-        "rooms": [[r.wing, r.name, r.description, r.created_at]
-                  for r in palace.rooms.values()],
+        "rooms": [[r.wing, r.name, r.description, r.created_at,
+                   *([r.source] if r.source else [])] for r in palace.rooms.values()],
         "closets": [[c.wing, c.room, c.name, c.summary, c.created_at]
                     for c in palace.closets.values()],
         "entities": [[e.id, e.name, e.type, e.properties] for e in palace.entities.values()],

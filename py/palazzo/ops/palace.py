@@ -85,7 +85,7 @@ def _list_rooms(palace: Palace, args: dict[str, Any]) -> Result:
         raise NotFound(f"no wing named {wing!r}")
     counts = _room_counts(palace)
     rooms = [{"wing": r.wing, "name": r.name, "description": r.description,
-              "drawers": counts.get(k, 0)}
+              "drawers": counts.get(k, 0), **({"source": r.source} if r.source else {})}
              for k, r in sorted(palace.rooms.items()) if wing is None or r.wing == wing]
     return {"rooms": rooms}
 
@@ -106,11 +106,13 @@ def _add_wing(palace: Palace, args: dict[str, Any]) -> Result:
     return {"wing": wing.name, "created": created}
 
 
-@operation("add_room", "Create a room in a wing (the wing is created if missing).",
-           obj({"wing": NAME, "name": NAME, "description": OPT_TEXT},
+@operation("add_room", "Create a room in a wing (the wing is created if missing); "
+           "source records what it holds elsewhere (e.g. an imported conversation's id).",
+           obj({"wing": NAME, "name": NAME, "description": OPT_TEXT, "source": OPT_TEXT},
                 ("wing", "name")), mutates=True, atomic=True)
 def _add_room(palace: Palace, args: dict[str, Any]) -> Result:
-    room, created = palace.add_room(args["wing"], args["name"], args.get("description", ""))
+    room, created = palace.add_room(args["wing"], args["name"], args.get("description", ""),
+                                    args.get("source", ""))
     return {"wing": room.wing, "room": room.name, "created": created}
 
 
