@@ -126,7 +126,8 @@ class ExportStats:
     longest: int = 0  # characters of the longest message
     characters: int = 0  # characters of all visible messages
     text_bytes: int = 0  # their UTF-8 bytes: the raw text a palace holds
-    skipped_nodes: int = 0  # system, tool and image nodes the importer leaves out
+    skipped_nodes: int = 0  # hidden system nodes the importer leaves out
+    code_runs: int = 0  # python calls with their output: two more messages each, kept
     languages: Counter = field(default_factory=Counter)  # conversations a language
 
     def to_dict(self) -> dict[str, Any]:
@@ -135,7 +136,8 @@ class ExportStats:
                 "branch_points": self.branch_points, "long_messages": self.long_messages,
                 "longest_chars": self.longest, "characters": self.characters,
                 "text_bytes": self.text_bytes,
-                "skipped_nodes": self.skipped_nodes, "languages": dict(self.languages)}
+                "skipped_nodes": self.skipped_nodes, "code_runs": self.code_runs,
+                "languages": dict(self.languages)}
 
 
 class _Writer:
@@ -219,9 +221,11 @@ class _Conversation:
 
     def message(self, parent: str, role: str, text: str | None = None, *,
                 content: dict[str, Any] | None = None, recipient: str = "all",
-                metadata: dict[str, Any] | None = None, image: bool = False) -> str:
+                metadata: dict[str, Any] | None = None, image: bool = False,
+                kept: bool = False) -> str:
         """Add a message node under ``parent``; return its id. A visible text counts into
-        the stats; ``image`` puts an uploaded image before the text (multimodal)."""
+        the stats; ``image`` puts an uploaded image before the text (multimodal); other
+        ``content`` counts as skipped unless ``kept`` (code and its output)."""
         self.when += self.rng.uniform(5, 240)
         if content is None:
             content = {"content_type": "text", "parts": [text]}
@@ -235,7 +239,7 @@ class _Conversation:
                 self.stats.text_bytes += len(text.encode())
                 self.stats.longest = max(self.stats.longest, len(text))
                 self.stats.long_messages += len(text) >= 2_000
-        else:
+        elif not kept:
             self.stats.skipped_nodes += 1
         message = {"id": self._id(), "author": {"role": role, "name": None, "metadata": {}},
                    "create_time": round(self.when, 3), "update_time": None,
@@ -268,10 +272,12 @@ def _conversation(rng: random.Random, budget: int, stats: ExportStats, when: flo
             question = c.message(head, "user", w.text(_length(rng, "user")))
         parent = question
         if rng.random() < 0.05:  # a tool round-trip before the answer
-            call = c.message(parent, "assistant", recipient="python", content={
-                "content_type": "code", "language": "python", "text": "print(42)"})
-            parent = c.message(call, "tool", content={"content_type": "execution_output",
-                                                      "text": "42"})
+            n = len(c.mapping)  # a different program each time, drawing nothing from rng
+            call = c.message(parent, "assistant", recipient="python", kept=True, content={
+                "content_type": "code", "language": "python", "text": f"print({n})"})
+            parent = c.message(call, "tool", kept=True, content={
+                "content_type": "execution_output", "text": str(n)})
+            stats.code_runs += 1
         answer = c.message(parent, "assistant", w.text(_length(rng, "assistant")))
         if rng.random() < 0.07 and stats.messages - start + 1 <= budget:  # regenerated
             answer = c.message(parent, "assistant", w.text(_length(rng, "assistant")))

@@ -263,9 +263,13 @@ def found_text(summary: dict[str, Any], examples: int = 3, reasons: int = 8) -> 
     if not skipped:
         lines.append("Nothing is left out.")
         return "\n".join(lines)
+    source = str(summary.get("source", ""))
     groups: dict[str, list[str]] = {}
     for s in skipped:
-        groups.setdefault(s["reason"].split(":")[0], []).append(s["item"])
+        item = s["item"]
+        if source and item.startswith(source + "/"):
+            item = item[len(source) + 1:]  # the path below the source says enough
+        groups.setdefault(s["reason"].split(":")[0], []).append(item)
     order = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     lines.append(f"Left out: {_n(len(skipped), 'item')}, by reason:")
     for why, items in order[:reasons]:

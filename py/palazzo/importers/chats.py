@@ -38,6 +38,7 @@ from __future__ import annotations
 import os
 import zipfile
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,9 @@ from palazzo.memory.conversation import WING, normalise_text
 ROLE_MAP = {"user": "user", "human": "user", "assistant": "assistant", "model": "assistant",
             "ai": "assistant", "bot": "assistant"}
 SKIPPED_ROLES = {"system", "developer", "tool", "function", "ipython"}
+# Tool messages are left out unless the reader kept them as one of these kinds: what code
+# the assistant ran printed (ChatGPT's code interpreter, Codex's shell).
+TOOL_KINDS = {"code_output"}
 EXPORT_FILE = "conversations.json"
 MAX_EXPORT_BYTES = 1 << 30  # an export (or its zip member, inflated) may hold at most 1 GiB
 
@@ -335,6 +339,9 @@ def _conversations(path: Path, name: str | None, limit: int,
                    skipped: list[tuple[str, str]]) -> tuple[str, list[Transcript]]:
     """Return (format, conversations) of the source at ``path``; parts of the source left
     out as a whole (unreadable tables) are appended to ``skipped``."""
+    if path.is_dir() and not (path / EXPORT_FILE).is_file() \
+            and not (path / "opencode.db").is_file():
+        return _session_folder(path, limit)
     try:
         text, where = _load_text(path, limit)
     except _Sqlite as db:
@@ -343,10 +350,8 @@ def _conversations(path: Path, name: str | None, limit: int,
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if where.endswith(".jsonl") or (len(lines) > 1 and not text.lstrip().startswith("[")
                                     and _all_objects(lines)):
-        messages = [jsontext.loads(ln, f"{where} line {i + 1}", ImportRejected)
-                    for i, ln in enumerate(text.splitlines()) if ln.strip()]
-        check_unicode(messages, where)
-        return "jsonl", [_plain(messages, stem, "", where)]
+        session_file = path if path.is_file() and not zipfile.is_zipfile(path) else None
+        return _jsonl(text, where, stem, session_file, limit)
     doc = jsontext.loads(text, where, ImportRejected)
     check_unicode(doc, where)
     if isinstance(doc, dict):
@@ -375,6 +380,101 @@ def _conversations(path: Path, name: str | None, limit: int,
                          "conversation (mapping) or a Claude conversation (chat_messages)")
 
 
+def _session_formats() -> list[tuple[str, Any]]:
+    """Return the JSONL session formats as (format, sniff): each ``sniff`` looks at a file's
+    first records (Claude Code, Codex CLI)."""
+    from palazzo.importers import claudecode, codex
+
+    return [("claude-code", claudecode.sniff), ("codex", codex.sniff)]
+
+
+def _read_session(fmt: str, lines: list[str], where: str, path: Path | None,
+                  limit: int) -> list[Transcript]:
+    """Return the transcripts of a session file of format ``fmt``; a Claude Code session
+    read from ``path`` brings its subagents' files (``<session>/subagents/``) as branches."""
+    if fmt == "codex":
+        from palazzo.importers.codex import read_codex
+
+        return read_codex(lines, where)
+    from palazzo.importers.claudecode import read_claude_code, subagent_files
+
+    agents = {}
+    for agent, file in (subagent_files(path) if path is not None else {}).items():
+        text, at = _load_text(file, limit)
+        agents[agent] = (text.split("\n"), at)
+    return read_claude_code(lines, where, agents)
+
+
+def _jsonl(text: str, where: str, stem: str, path: Path | None = None,
+           limit: int = MAX_EXPORT_BYTES) -> tuple[str, list[Transcript]]:
+    """Return (format, conversations) of JSONL text (read from ``path`` when it is a file): a
+    program's session file when its first records say which (Claude Code, Codex CLI), else
+    one plain message a line."""
+    lines = text.splitlines()
+    first: list[Any] = []
+    for line in lines:
+        if len(first) == 5:
+            break
+        if line.strip():
+            try:
+                first.append(jsontext.loads(line, "line", ImportRejected))
+            except ImportRejected:
+                break  # the reader below names the line
+    for fmt, sniff in _session_formats():
+        if sniff(first):
+            return fmt, _read_session(fmt, lines, where, path, limit)
+    messages = [jsontext.loads(ln, f"{where} line {i + 1}", ImportRejected)
+                for i, ln in enumerate(lines) if ln.strip()]
+    check_unicode(messages, where)
+    return "jsonl", [_plain(messages, stem, "", where)]
+
+
+def _session_folder(path: Path, limit: int) -> tuple[str, list[Transcript]]:
+    """Return (format, conversations) of a folder of JSONL session files, as Claude Code
+    (``~/.claude/projects``) and Codex (``~/.codex/sessions``) keep them: every ``*.jsonl``
+    under it, in path order. A session split over several files (a resumed session, a
+    subagent's sidechain) is joined into one conversation by its name; a message repeated
+    in a later file is counted, not added twice. At most ``limit`` bytes in all. Cost: one
+    read of every file."""
+    files = sorted(p for p in path.rglob("*.jsonl") if p.is_file() and not _subagent(p))
+    if not files:
+        raise ImportRejected(f"{path}: no {EXPORT_FILE}, opencode.db or .jsonl session files "
+                             "in this folder")
+    total = 0
+    formats: set[str] = set()
+    joined: dict[str, Transcript] = {}
+    for file in files:
+        total += file.stat().st_size
+        if total > limit:
+            raise ImportRejected(f"{path}: more than the {limit} bytes an import may read")
+        text, where = _load_text(file, limit)
+        fmt, convs = _jsonl(text, where, file.stem, file, limit)
+        formats.add(fmt)
+        for conv in convs:
+            into = joined.get(conv.name)
+            if into is None:
+                joined[conv.name] = conv
+                continue
+            seen = {n.key for n in into.nodes}
+            for node in conv.nodes:
+                if node.key in seen:
+                    into.skipped.append((node.where, "repeated in another file of the session"))
+                else:
+                    into.nodes.append(node)
+            into.skipped.extend(conv.skipped)
+            into.title = into.title or conv.title
+    for conv in joined.values():
+        conv.nodes = parents_first(conv.nodes, conv.where)
+    return "+".join(sorted(formats)), list(joined.values())
+
+
+def _subagent(file: Path) -> bool:
+    """Whether ``file`` is a Claude Code subagent's file next to its session's file (read
+    with that session, as a branch)."""
+    return (file.parent.name == "subagents" and file.name.startswith("agent-")
+            and file.parent.parent.with_suffix(".jsonl").is_file())
+
+
 def _all_objects(lines: list[str]) -> bool:
     """Whether the first five lines each parse as a JSON object (the JSONL sniff; depth is
     checked before parsing, so a deeply nested line is simply "not JSONL")."""
@@ -398,6 +498,9 @@ def _messages(conv: Transcript, builder: PlanBuilder) -> list[dict[str, Any]]:
     for node in conv.nodes:
         up = nearest.get(node.parent) if node.parent is not None else None
         role, reason = (None, node.skip) if node.skip else _role(node.role, node.where)
+        if role is None and not node.skip and node.kind in TOOL_KINDS \
+                and str(node.role).strip().lower() == "tool":
+            role, reason = "tool", None  # a tool's output the reader chose to keep
         text = normalise_text(node.text)
         if role is not None and not text:
             reason = "empty message"
@@ -409,6 +512,8 @@ def _messages(conv: Transcript, builder: PlanBuilder) -> list[dict[str, Any]]:
         msg: dict[str, Any] = {"role": role, "content": text}
         if node.timestamp is not None:
             msg["timestamp"] = node.timestamp
+        if node.kind != "text":
+            msg["kind"] = node.kind
         parents = [index[up]] if up is not None else []
         if parents != ([len(out) - 1] if out else []):
             msg["parents"] = parents
@@ -455,9 +560,11 @@ def plan_chats(path: str | os.PathLike[str], name: str | None = None,
         builder.add("import_conversation", {"conversation": conv.name, "messages": messages},
                     conv.where)
     kept = [c for c in builder.calls if c.name == "import_conversation"]
+    kinds = Counter(m.get("kind", "text") for c in kept for m in c.args["messages"])
     return builder.finish(
         conversations=len(kept),
         messages=sum(len(c.args["messages"]) for c in kept),
+        messages_by_kind=dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
         branched=sum(any("parents" in m for m in c.args["messages"]) for c in kept),
         titles=titles,
     )

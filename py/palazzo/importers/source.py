@@ -11,7 +11,8 @@ Kinds:
 - ``palace`` — a palazzo palace JSON file (``{"format": "palazzo", …}``); it is not planned
   but loaded whole by the ``import`` operation.
 - ``chats`` — ChatGPT or Claude ``conversations.json`` (bare, in its export folder or zip),
-  an OpenCode ``opencode.db``, a plain JSON/JSONL message list.
+  an OpenCode ``opencode.db``, a plain JSON/JSONL message list, a Claude Code or Codex CLI
+  session file, or a folder of only such ``.jsonl`` files.
 - ``mempalace`` — a MemPalace palace folder (``chroma.sqlite3``, or a Rust ``palace.db``).
 - ``graphpalace`` — a GraphPalace JSON export (``{"version", "exported_at", "data"}``).
 - ``folder`` — anything else: the text files under a folder (or a zip of one, unpacked
@@ -133,6 +134,13 @@ def recognise(path: str | os.PathLike[str]) -> Source:
             return Source("mempalace", root, WHAT["mempalace"], stem)
         if EXPORT_FILE in names or "opencode.db" in names:
             return Source("chats", root, WHAT["chats"], stem)
+        # Claude Code's ~/.claude/projects, Codex's ~/.codex/sessions: session files (and
+        # Claude Code's notes on its subagents beside theirs).
+        sessions = [p for p in files if p.suffix.lower() == ".jsonl"]
+        others = [p for p in files if p.suffix.lower() != ".jsonl" and not p.name.startswith(".")
+                  and not (p.parent.name == "subagents" and p.name.endswith(".meta.json"))]
+        if len(sessions) > 1 and not others:
+            return Source("chats", root, f"chat sessions ({len(sessions)} files)", stem)
         if len(files) == 1 and files[0].suffix.lower() in (".json", ".jsonl", ".zip", ".db",
                                                           ".sqlite", ".sqlite3"):
             return recognise(files[0])

@@ -64,12 +64,16 @@ def test_real_importer_reads_it_whole_with_branches_long_texts_and_scripts(tmp_p
     plan = plan_chats(path)
     s = plan.summary
     assert s["format"] == "chatgpt"
-    assert s["messages"] == stats.messages == 600
+    assert stats.messages == 600 and stats.code_runs >= 1
+    # The visible messages, and each python call with its output (kept as code).
+    assert s["messages"] == stats.messages + 2 * stats.code_runs
+    assert s["messages_by_kind"] == {"text": 600, "code": stats.code_runs,
+                                     "code_output": stats.code_runs}
     assert s["conversations"] == stats.conversations
     assert s["branched"] >= 1 and stats.branch_points >= 1
-    # Only the hidden system messages, tool round-trips (and nothing else) are left out.
-    assert set(s["skipped_by_reason"]) <= {"hidden message", "content type code",
-                                           "content type execution_output"}
+    # Only the hidden system messages are left out.
+    assert set(s["skipped_by_reason"]) == {"hidden message"}
+    assert len(s["skipped"]) == stats.skipped_nodes
     texts = [m["content"] for c in plan.calls if c.name == "import_conversation"
              for m in c.args["messages"]]
     assert max(map(len, texts)) >= 2_000 and min(map(len, texts)) < 200
@@ -77,7 +81,7 @@ def test_real_importer_reads_it_whole_with_branches_long_texts_and_scripts(tmp_p
     assert {"LATIN", "CYRILLIC", "CJK"} <= scripts and scripts & {"HIRAGANA", "KATAKANA"}
     palace = Palace()
     apply(plan, bind(palace))
-    assert palace.counts()["drawers"] == 600
+    assert palace.counts()["drawers"] == s["messages"]
     listed = call(palace, "list_conversations")["conversations"]
     assert len(listed) == stats.conversations
     assert any(c["leaves"] > 1 for c in listed)  # a regenerated answer or an edit: a branch
@@ -100,7 +104,9 @@ def test_cli_scale_measures_every_step(tmp_path):
                  "--workdir", str(tmp_path / "work")]) == 0
     r = json.loads(out.read_text())
     assert r["import"]["exit"] == 0 and not r["import"]["timed_out"]
-    assert r["counts"]["drawers"] == 120 and r["counts"]["edges"] > 0
+    # 120 messages, and each python call's code and output (kept as turns of their own).
+    assert r["counts"]["drawers"] == 120 + 2 * r["export"]["code_runs"]
+    assert r["counts"]["edges"] > 0
     b = r["palace_bytes"]
     assert b["total"] == sum(b["files"].values()) > r["export"]["text_bytes"]
     assert b["text_and_all_vectors"] == b["text_and_vectors"] + b["chunk_vectors"] * 384 * 4

@@ -3,6 +3,7 @@ each generated here with the real formats' shapes."""
 
 import json
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -136,27 +137,27 @@ def chatgpt_export():
 def test_chatgpt_keeps_the_branches(tmp_path):
     plan = plan_chats(write(tmp_path / "conversations.json", chatgpt_export()))
     s = plan.summary
-    assert s["format"] == "chatgpt" and s["conversations"] == 2 and s["messages"] == 7
+    assert s["format"] == "chatgpt" and s["conversations"] == 2 and s["messages"] == 9
     assert s["branched"] == 1
-    assert s["skipped_by_reason"] == {"hidden message": 1, "content type code": 1,
-                                      "content type execution_output": 1,
-                                      "no text (non-text content only)": 1}
+    assert s["skipped_by_reason"] == {"hidden message": 1,
+                                      "image only (no text or file name)": 1}
     assert s["titles"]["chatgpt:6630f1aa-0000-4000-8000-000000000001"] == "Token storage"
     name = "chatgpt:6630f1aa-0000-4000-8000-000000000001"
     conv = next(c for c in plan.calls if c.name == "import_conversation"
                 and c.args["conversation"] == name)
     texts = [m["content"] for m in conv.args["messages"]]
     assert texts == ["Where should refresh tokens live?", "In Redis, with a TTL.",
-                     "And access tokens?", "Keep them in memory only.", "In an HttpOnly cookie."]
-    # The regenerated answer hangs off the first question; the tool round-trip is skipped
-    # and its answer attaches to the question before it.
-    assert conv.args["messages"][4]["parents"] == [0]
+                     "And access tokens?", "```python\nprint(1)\n```", "```\n1\n```",
+                     "Keep them in memory only.", "In an HttpOnly cookie."]
+    # The regenerated answer hangs off the first question; the code the assistant ran and
+    # its output are kept (kinds code and code_output) between the question and the answer.
+    assert conv.args["messages"][6]["parents"] == [0]
     palace = imported(plan)
     summary = call(palace, "list_conversations")["conversations"]
     big = next(c for c in summary if c["conversation"] == name)
-    assert (big["turns"], big["roots"], big["leaves"], big["max_depth"]) == (5, 1, 2, 3)
+    assert (big["turns"], big["roots"], big["leaves"], big["max_depth"]) == (7, 1, 2, 5)
     _, edges = turns(palace, name)
-    assert sorted(e["type"] for e in edges) == ["branch", "branch", "reply", "reply"]
+    assert sorted(e["type"] for e in edges) == ["branch", "branch"] + ["reply"] * 4
 
 
 def test_chatgpt_export_folder_and_zip(tmp_path):
@@ -169,7 +170,7 @@ def test_chatgpt_export_folder_and_zip(tmp_path):
         z.writestr("conversations.json", json.dumps(chatgpt_export()))
     for source in (folder, archive):
         plan = plan_chats(source)
-        assert plan.summary["format"] == "chatgpt" and plan.summary["messages"] == 7
+        assert plan.summary["format"] == "chatgpt" and plan.summary["messages"] == 9
     single = plan_chats(write(tmp_path / "one.json", chatgpt_export()[1]))
     assert single.summary["conversations"] == 1
 
@@ -375,7 +376,7 @@ def test_malformed_exports_are_rejected(tmp_path):
     latin.write_bytes(b'[{"role": "user", "content": "caf\xe9"}]')
     rejected(latin, "not UTF-8")
     rejected(tmp_path / "nowhere.json", "no such file")
-    rejected(tmp_path, "no conversations.json or opencode.db")
+    rejected(tmp_path, "no conversations.json, opencode.db or .jsonl session files")
 
 
 def test_progress_and_interrupted_apply(tmp_path):
@@ -553,3 +554,65 @@ def test_an_opencode_table_the_driver_cannot_read_is_skipped_and_named(tmp_path)
     assert {"item": f"{db} table 'vecs'", "reason": "unreadable table: no such module: vec0"} \
         in plan.summary["skipped"]
     imported(plan)
+
+
+# -- session files of coding assistants: recognised by their first records --------------------
+
+FIXTURES = Path(__file__).parents[1] / "data" / "importers"
+CLAUDE_CODE = FIXTURES / "claude-code-2.1.332" / "projects"
+CODEX = next((FIXTURES / "codex-0.171.0").glob("rollout-*.jsonl"))
+
+
+def _kept_by_kind(convs):
+    from collections import Counter
+
+    return Counter(n.kind for c in convs for n in c.nodes if n.skip is None)
+
+
+def test_a_claude_code_projects_folder_imports_every_session_with_its_subagents():
+    from palazzo.importers.claudecode import read_session
+    from palazzo.importers.source import recognise
+
+    assert recognise(CLAUDE_CODE).kind == "chats"
+    sessions = sorted(CLAUDE_CODE.glob("*/*.jsonl"))
+    read = [c for f in sessions for c in read_session(f)]
+    plan = plan_chats(CLAUDE_CODE)
+    s = plan.summary
+    assert s["format"] == "claude-code" and s["conversations"] == len(sessions) == 2
+    assert s["messages_by_kind"] == dict(_kept_by_kind(read))
+    palace = imported(plan)
+    names = {c["conversation"] for c in call(palace, "list_conversations")["conversations"]}
+    assert names == {c.name for c in read}
+    main = next(c for c in read if "Quick check" not in c.title)
+    listed, edges = turns(palace, main.name)
+    kinds = {t.get("kind", "text") for t in listed}
+    assert {"text", "tool_use", "code_output", "reasoning"} <= kinds
+    assert {t["role"] for t in listed} == {"user", "assistant", "tool"}
+    assert any(e["type"] == "branch" for e in edges)  # the subagent's sidechain
+    # One session file alone brings its subagent too.
+    alone = plan_chats(next(f for f in sessions if f.stem in main.name))
+    assert alone.summary["messages"] == sum(
+        1 for n in main.nodes if n.skip is None)
+
+
+def test_codex_rollouts_import_as_a_file_and_as_the_sessions_tree(tmp_path):
+    from palazzo.importers.codex import read_codex
+    from palazzo.importers.source import recognise
+
+    (conv,) = read_codex(CODEX.read_text(encoding="utf-8").split("\n"), str(CODEX))
+    tree = tmp_path / "sessions" / "2026" / "12" / "04"
+    tree.mkdir(parents=True)
+    (tree / CODEX.name).write_bytes(CODEX.read_bytes())
+    other = tree / "rollout-plain.jsonl"  # a plain message log beside it
+    other.write_text('{"role": "user", "content": "hi"}\n', encoding="utf-8")
+    assert recognise(tmp_path / "sessions").kind == "chats"
+    for source, count in ((CODEX, 1), (tmp_path / "sessions", 2)):
+        plan = plan_chats(source)
+        assert plan.summary["conversations"] == count
+        kept = [m for c in plan.calls if c.name == "import_conversation"
+                and c.args["conversation"] == conv.name for m in c.args["messages"]]
+        assert len(kept) == sum(1 for n in conv.nodes if n.skip is None)
+    assert plan.summary["format"] == "codex+jsonl"
+    palace = imported(plan)
+    listed, _ = turns(palace, conv.name)
+    assert [t["role"] for t in listed if t.get("kind") == "code_output"] == ["tool", "tool"]
