@@ -234,8 +234,8 @@ def _index(args) -> int:
 def _import_chats(args) -> int:
     from palazzo.importers.chats import plan_chats
 
-    plan = [plan_chats(Path(args.file), name=args.name)]
     with _open(args) as d:
+        plan = [plan_chats(Path(args.file), name=args.name, palace=d.store)]
         return _run_plan(args, plan, d)
 
 

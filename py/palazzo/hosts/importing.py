@@ -141,11 +141,12 @@ class ImportJob:
     # -- applying ---------------------------------------------------------------------------
     def begin(self, into_open: bool) -> None:
         """Start applying into the palace open now (the host has opened or created the
-        target already). A folder going into a palace that has it already is planned again
-        against it, so unchanged files are skipped. Returns None."""
+        target already). A folder or chat export going into the open palace is planned again
+        against it, so unchanged files are skipped and conversations imported before keep
+        their rooms. Returns None."""
         if self.source is None:
             raise ValidationError("prepare the import first")
-        if self.source.kind == "folder" and into_open:
+        if self.source.kind in ("folder", "chats") and into_open:
             lib = self.bridge.library
             self.plan = self.source.plan(palace=lib.store if lib is not None
                                          else self.bridge.palace)

@@ -36,6 +36,7 @@ adds nothing, even after a conversation was renamed.
 from __future__ import annotations
 
 import os
+import unicodedata
 import zipfile
 import zlib
 from collections import Counter
@@ -524,15 +525,19 @@ def _messages(conv: Transcript, builder: PlanBuilder) -> list[dict[str, Any]]:
 
 
 def plan_chats(path: str | os.PathLike[str], name: str | None = None,
-               max_bytes: int = MAX_EXPORT_BYTES) -> Plan:
+               max_bytes: int = MAX_EXPORT_BYTES, palace: Any = None) -> Plan:
     """Return the plan importing every conversation of the export at ``path``.
 
-    One ``import_conversation`` call a conversation (after an ``add_room`` carrying its
-    title). ``name`` names the conversation of a plain JSON/JSONL file (default: the file
-    name without extension). ``max_bytes`` caps what is read (1 GiB; for a zip, what its
-    ``conversations.json`` inflates to). The whole export is read and checked first; a malformed one
-    raises ImportRejected naming the file and the conversation or message. Cost: one pass
-    over the export; memory proportional to its text.
+    One ``import_conversation`` call a conversation, after an ``add_room`` naming its room
+    (see :func:`room_names`: the title, slugged, with the source's id kept as the room's
+    ``source``). ``name`` names the conversation of a plain JSON/JSONL file (default: the
+    file name without extension). ``palace`` (a Palace or PalaceStore, or None for a new
+    palace) is the palace the plan goes into: a conversation imported before keeps its
+    room whatever it is titled now, so importing again adds nothing. ``max_bytes`` caps
+    what is read (1 GiB; for a zip, what its ``conversations.json`` inflates to). The whole
+    export is read and checked first; a malformed one raises ImportRejected naming the file
+    and the conversation or message. Cost: one pass over the export; memory proportional
+    to its text.
     """
     source = Path(path)
     left_out: list[tuple[str, str]] = []
@@ -540,7 +545,7 @@ def plan_chats(path: str | os.PathLike[str], name: str | None = None,
     builder = PlanBuilder(str(source), fmt)
     for item, reason in left_out:
         builder.skip(item, reason)
-    titles: dict[str, str] = {}
+    planned: list[tuple[Transcript, list[dict[str, Any]]]] = []
     seen: dict[str, str] = {}
     for conv in conversations:
         for item, reason in conv.skipped:
@@ -553,11 +558,18 @@ def plan_chats(path: str | os.PathLike[str], name: str | None = None,
             raise ImportRejected(f"{conv.where}: conversation {conv.name!r} appears twice "
                                  f"(also {seen[conv.name]})")
         seen[conv.name] = conv.where
+        planned.append((conv, messages))
+    rooms = room_names([c for c, _ in planned], palace)
+    titles: dict[str, str] = {}
+    for conv, messages in planned:
+        room = rooms[conv.name]
+        if room != conv.name or conv.title:
+            builder.add("add_room", {"wing": WING, "name": room, "description": conv.title,
+                                     **({"source": conv.name} if room != conv.name else {})},
+                        conv.where)
         if conv.title:
-            builder.add("add_room", {"wing": WING, "name": conv.name,
-                                     "description": conv.title}, conv.where)
-            titles[conv.name] = conv.title
-        builder.add("import_conversation", {"conversation": conv.name, "messages": messages},
+            titles[room] = conv.title
+        builder.add("import_conversation", {"conversation": room, "messages": messages},
                     conv.where)
     kept = [c for c in builder.calls if c.name == "import_conversation"]
     kinds = Counter(m.get("kind", "text") for c in kept for m in c.args["messages"])
@@ -567,4 +579,57 @@ def plan_chats(path: str | os.PathLike[str], name: str | None = None,
         messages_by_kind=dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
         branched=sum(any("parents" in m for m in c.args["messages"]) for c in kept),
         titles=titles,
+        rooms={c.name: rooms[c.name] for c, _ in planned if rooms[c.name] != c.name},
     )
+
+
+# -- room names ------------------------------------------------------------------------------
+
+SLUG_CHARS = 60  # a title's slug is cut to this many characters (at a hyphen when it can)
+
+
+def slug(title: str) -> str:
+    """Return ``title`` as a room name: lowercase words (letters and digits of any script)
+    joined by hyphens, at most :data:`SLUG_CHARS` characters; "untitled" when nothing is
+    left. Cost: one pass over the title."""
+    text = unicodedata.normalize("NFKC", title).lower()
+    words = "".join(ch if ch.isalnum() else " " for ch in text).split()
+    out = "-".join(words)
+    if len(out) > SLUG_CHARS:
+        cut = out[:SLUG_CHARS]
+        out = cut.rsplit("-", 1)[0] if "-" in cut[SLUG_CHARS // 2:] else cut
+    return out or "untitled"
+
+
+def room_names(conversations: list[Transcript], palace: Any = None) -> dict[str, str]:
+    """Return {conversation name: room name} for the conversations of one import.
+
+    A conversation read from a program's export is named by its id there
+    (``chatgpt:<id>``); its room is named by its title, slugged (:func:`slug`), made unique
+    with ``-2``, ``-3``… against the rooms of the palace's conversations wing and the names
+    given before it in this import (in source order, so the same export gets the same
+    names). A conversation the palace has already keeps its room: the one whose ``source``
+    is its id, or (imported before rooms were named by title) the room named by the id
+    itself. Conversations named by the user or the file (plain JSON/JSONL, no ``:``) keep
+    their names. Cost: one pass over the palace's rooms and the conversations.
+    """
+    rooms = getattr(getattr(palace, "palace", palace), "rooms", None) or {}
+    existing = {r.name for (wing, _), r in rooms.items() if wing == WING}
+    by_source = {r.source: r.name for (wing, _), r in rooms.items()
+                 if wing == WING and r.source}
+    taken = set(existing)
+    out: dict[str, str] = {}
+    for conv in conversations:
+        if conv.name in by_source:
+            out[conv.name] = by_source[conv.name]
+        elif conv.name in existing or ":" not in conv.name:
+            out[conv.name] = conv.name
+        else:
+            base = slug(conv.title or conv.name.split(":", 1)[1])
+            room, n = base, 1
+            while room in taken:
+                n += 1
+                room = f"{base}-{n}"
+            out[conv.name] = room
+        taken.add(out[conv.name])
+    return out

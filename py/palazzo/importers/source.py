@@ -65,7 +65,7 @@ class Source:
         if self.kind == "chats":
             from palazzo.importers.chats import plan_chats
 
-            return plan_chats(self.path)
+            return plan_chats(self.path, palace=palace)
         if self.kind == "mempalace":
             from palazzo.importers.mempalace import plan_mempalace
 

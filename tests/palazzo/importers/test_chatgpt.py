@@ -119,10 +119,12 @@ def test_the_plan_imports_them_all():
     assert s["conversations"] == len(doc) + 1  # and the saved memories
     assert s["messages"] == sum(kinds.values()) + memories
     assert s["skipped_by_reason"] == dict(reasons)
-    assert s["titles"][MEMORIES] == MEMORIES_TITLE
+    assert s["rooms"][MEMORIES] == "chatgpt-saved-memories"
+    assert s["titles"]["chatgpt-saved-memories"] == MEMORIES_TITLE
     # The all-voice conversation is there, both turns.
+    room = next(r for source, r in s["rooms"].items() if source.endswith("-voice"))
     voice = next(c for c in plan.calls if c.name == "import_conversation"
-                 and c.args["conversation"].endswith("-voice"))
+                 and c.args["conversation"] == room)
     assert [m["role"] for m in voice.args["messages"]] == ["user", "assistant"]
     assert voice.args["messages"][0]["content"] == "part on AutoZone for me."
 
@@ -192,7 +194,8 @@ def test_each_shape_becomes_readable_text():
 def test_kept_nodes_hang_off_their_nearest_kept_ancestor():
     plan = plan_chats(EXPORT)
     conv = next(c for c in plan.calls if c.name == "import_conversation"
-                and c.args["conversation"] == "chatgpt:693dfdd5-cb00-8332-b643-38791c63d0a3")
+                and c.args["conversation"] == plan.summary["rooms"][
+                    "chatgpt:693dfdd5-cb00-8332-b643-38791c63d0a3"])
     texts = [m["content"] for m in conv.args["messages"]]
     # The memory and the bio tool's answer are left out; the answer follows the question.
     assert texts[0].startswith('"2️⃣') and texts[1].startswith("**질문21")

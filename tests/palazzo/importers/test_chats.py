@@ -141,8 +141,10 @@ def test_chatgpt_keeps_the_branches(tmp_path):
     assert s["branched"] == 1
     assert s["skipped_by_reason"] == {"hidden message": 1,
                                       "image only (no text or file name)": 1}
-    assert s["titles"]["chatgpt:6630f1aa-0000-4000-8000-000000000001"] == "Token storage"
-    name = "chatgpt:6630f1aa-0000-4000-8000-000000000001"
+    # Rooms are named by the title; the id is the room's source.
+    name = "token-storage"
+    assert s["rooms"]["chatgpt:6630f1aa-0000-4000-8000-000000000001"] == name
+    assert s["titles"][name] == "Token storage"
     conv = next(c for c in plan.calls if c.name == "import_conversation"
                 and c.args["conversation"] == name)
     texts = [m["content"] for m in conv.args["messages"]]
@@ -214,7 +216,7 @@ def test_claude_export(tmp_path):
     assert s["skipped_by_reason"] == {"no text (tool use, thinking or attachments only)": 1,
                                       "no user or assistant text": 1}
     conv = plan.calls[-1].args
-    assert conv["conversation"] == "claude:c0a8e7f2-1111-4c6b-9f1e-000000000001"
+    assert s["rooms"]["claude:c0a8e7f2-1111-4c6b-9f1e-000000000001"] == conv["conversation"]
     # Parents first: m1, m2, then m2's children in list order (m5, then m3 -> m4).
     assert [m["content"] for m in conv["messages"]] == [
         "When do we move to Postgres?", "In March, after the freeze.",
@@ -319,7 +321,8 @@ def test_opencode_database(tmp_path):
         plan = plan_chats(source)
         s = plan.summary
         assert s["format"] == "opencode" and s["conversations"] == 1 and s["messages"] == 2
-    assert s["titles"] == {"opencode:ses_01": "Fix the flaky test"}
+    assert s["titles"] == {"fix-the-flaky-test": "Fix the flaky test"}
+    assert s["rooms"] == {"opencode:ses_01": "fix-the-flaky-test"}
     assert s["skipped_by_reason"] == {"no text (tool part)": 1, "no text (file part)": 1,
                                       "no user or assistant text": 1}
     messages = plan.calls[-1].args["messages"]
@@ -582,9 +585,9 @@ def test_a_claude_code_projects_folder_imports_every_session_with_its_subagents(
     assert s["messages_by_kind"] == dict(_kept_by_kind(read))
     palace = imported(plan)
     names = {c["conversation"] for c in call(palace, "list_conversations")["conversations"]}
-    assert names == {c.name for c in read}
+    assert names == {s["rooms"][c.name] for c in read}
     main = next(c for c in read if "Quick check" not in c.title)
-    listed, edges = turns(palace, main.name)
+    listed, edges = turns(palace, s["rooms"][main.name])
     kinds = {t.get("kind", "text") for t in listed}
     assert {"text", "tool_use", "code_output", "reasoning"} <= kinds
     assert {t["role"] for t in listed} == {"user", "assistant", "tool"}
@@ -610,9 +613,62 @@ def test_codex_rollouts_import_as_a_file_and_as_the_sessions_tree(tmp_path):
         plan = plan_chats(source)
         assert plan.summary["conversations"] == count
         kept = [m for c in plan.calls if c.name == "import_conversation"
-                and c.args["conversation"] == conv.name for m in c.args["messages"]]
+                and c.args["conversation"] == plan.summary["rooms"][conv.name]
+                for m in c.args["messages"]]
         assert len(kept) == sum(1 for n in conv.nodes if n.skip is None)
     assert plan.summary["format"] == "codex+jsonl"
     palace = imported(plan)
-    listed, _ = turns(palace, conv.name)
+    listed, _ = turns(palace, plan.summary["rooms"][conv.name])
     assert [t["role"] for t in listed if t.get("kind") == "code_output"] == ["tool", "tool"]
+
+
+# -- rooms named by the title, the id kept as the room's source -----------------------------------
+
+@pytest.mark.parametrize("title, expected", [
+    ("Plan a trip to Rome!", "plan-a-trip-to-rome"), ("  Ünïcode — ÇA VA?  ", "ünïcode-ça-va"),
+    ("東京の旅行計画", "東京の旅行計画"), ("!!!", "untitled"),
+    ("ＦＵＬＬ　ｗｉｄｔｈ", "full-width"), ("word " * 30, "-".join(["word"] * 12))])
+def test_a_title_becomes_a_room_name(title, expected):
+    from palazzo.importers.chats import slug
+
+    assert slug(title) == expected and len(slug(title)) <= 60
+
+
+def _two_titled(title_a="Trip", title_b="Trip"):
+    export = chatgpt_export()
+    export[0]["title"], export[1]["title"] = title_a, title_b
+    return export
+
+
+def test_rooms_are_unique_and_a_renamed_conversation_keeps_its_room(tmp_path):
+    path = write(tmp_path / "conversations.json", _two_titled())
+    plan = plan_chats(path)
+    ids = [f"chatgpt:{c['conversation_id']}" for c in chatgpt_export()]
+    assert [plan.summary["rooms"][i] for i in ids] == ["trip", "trip-2"]
+    palace = imported(plan)
+    rooms = {r["name"]: r for r in call(palace, "list_rooms", {"wing": "conversations"})["rooms"]}
+    assert rooms["trip"]["source"] == ids[0] and rooms["trip"]["description"] == "Trip"
+    # Renamed in a later export: the same rooms, nothing new.
+    write(path, _two_titled("Trip to Rome", "Trip"))
+    again = plan_chats(path, palace=palace)
+    assert [again.summary["rooms"][i] for i in ids] == ["trip", "trip-2"]
+    counts = palace.counts()
+    assert apply(again, bind(palace))["created"].get("import_conversation", 0) == 0
+    assert palace.counts() == counts
+    # A new palace with a room of that name already: the next free name.
+    other = Palace()
+    call(other, "add_room", {"wing": "conversations", "name": "trip"})
+    assert plan_chats(path, palace=other).summary["rooms"][ids[1]] == "trip-2"
+    assert plan_chats(path, palace=other).summary["rooms"][ids[0]] == "trip-to-rome"
+
+
+def test_conversations_imported_before_rooms_had_titles_keep_their_rooms(tmp_path):
+    path = write(tmp_path / "conversations.json", chatgpt_export())
+    ids = [f"chatgpt:{c['conversation_id']}" for c in chatgpt_export()]
+    palace = Palace()
+    for i in ids:  # as the importer named them before
+        call(palace, "add_room", {"wing": "conversations", "name": i})
+    plan = plan_chats(path, palace=palace)
+    assert plan.summary["rooms"] == {}
+    assert {c.args["conversation"] for c in plan.calls if c.name == "import_conversation"} \
+        == set(ids)
