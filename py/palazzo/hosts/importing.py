@@ -259,6 +259,11 @@ def found_text(summary: dict[str, Any], examples: int = 3, reasons: int = 8) -> 
     else:
         calls = summary.get("calls") or {}
         listed = ", ".join(f"{n:,} {name}" for name, n in sorted(calls.items()))
+        if isinstance(summary.get("files"), int):  # a folder: what changed since last time
+            unchanged = summary.get("unchanged") or []
+            count = len(unchanged) if isinstance(unchanged, list) else int(unchanged)
+            head += (f": {_n(summary['files'], 'file')}, {summary.get('indexed', 0):,} to "
+                     f"index, {count:,} unchanged")
         lines.append(f"{head}: {listed or 'nothing to import'}.")
     skipped = summary.get("skipped") or []
     if not skipped:
@@ -268,8 +273,9 @@ def found_text(summary: dict[str, Any], examples: int = 3, reasons: int = 8) -> 
     groups: dict[str, list[str]] = {}
     for s in skipped:
         item = s["item"]
-        if source and item.startswith(source + "/"):
-            item = item[len(source) + 1:]  # the path below the source says enough
+        if source and item[len(source):len(source) + 1] in ("/", " ") \
+                and item.startswith(source):
+            item = item[len(source) + 1:]  # the place within the source says enough
         groups.setdefault(s["reason"].split(":")[0], []).append(item)
     order = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     lines.append(f"Left out: {_n(len(skipped), 'item')}, by reason:")

@@ -153,3 +153,8 @@ def test_what_a_plan_found_is_a_few_lines_with_examples_and_kinds():
     drawers = found_text({"source": "notes", "format": "folder",
                           "calls": {"add_drawer": 5, "add_room": 2}, "skipped": []})
     assert drawers == "Found notes (folder): 5 add_drawer, 2 add_room.\nNothing is left out."
+    folder = found_text({"source": "notes", "format": "folder", "calls": {"add_drawer": 3},
+                         "files": 4, "indexed": 1, "unchanged": ["a", "b", "c"],
+                         "skipped": []})
+    assert folder.splitlines()[0] == ("Found notes (folder): 4 files, 1 to index, 3 unchanged: "
+                                      "3 add_drawer.")
