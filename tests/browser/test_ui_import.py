@@ -112,6 +112,35 @@ def test_a_dropped_chatgpt_export_goes_into_the_open_palace(page, tmp_path):
     assert page.errors == []
 
 
+def test_a_claude_code_sessions_folder_goes_in_with_titled_rooms(page, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    fixture = (Path(__file__).parents[1] / "palazzo" / "data" / "importers"
+               / "claude-code-2.1.332" / "projects")
+    sessions = tmp_path / "projects"
+    shutil.copytree(fixture, sessions)
+    page.evaluate("window.palazzo.openImport()")
+    page.locator("#import-folder-input").set_input_files(str(sessions))
+    found = status(page, "^Found")
+    assert found.startswith("Found 3 chat session files (claude-code)")
+    page.locator('input[name="import-target"][value="open"]').check()
+    page.locator("#import-go").click()
+    done = status(page, "^Imported")
+    assert done.startswith("Imported 2 conversations: 23 new messages.")
+    rooms = page.evaluate("window.palazzo.call('list_rooms', {wing: 'conversations'})")["rooms"]
+    titled = {r["name"]: r.get("source", "") for r in rooms}
+    assert titled["hello-what-is-a-memory-palace"] == \
+        "claude-code:7d3c2a10-5b8e-4f61-9c2d-0a1b2c3d4e5f"
+    turns = page.evaluate("window.palazzo.call('list_turns', "
+                          "{conversation: 'hello-what-is-a-memory-palace'})")
+    kinds = {t.get("kind", "text") for t in turns["turns"]}
+    assert {"text", "tool_use", "code_output", "reasoning"} <= kinds
+    assert any(e["type"] == "branch" for e in turns["edges"])  # the subagent's sidechain
+    page.locator("#import-close").click()
+    assert page.errors == []
+
+
 # What a palace holds, from palace_status: all but the vector counts, which the background
 # embedding of the previous test's import may still be raising.
 KEPT = """async () => {

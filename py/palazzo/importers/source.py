@@ -140,7 +140,7 @@ def recognise(path: str | os.PathLike[str]) -> Source:
         others = [p for p in files if p.suffix.lower() != ".jsonl" and not p.name.startswith(".")
                   and not (p.parent.name == "subagents" and p.name.endswith(".meta.json"))]
         if len(sessions) > 1 and not others:
-            return Source("chats", root, f"chat sessions ({len(sessions)} files)", stem)
+            return Source("chats", root, f"{len(sessions)} chat session files", stem)
         if len(files) == 1 and files[0].suffix.lower() in (".json", ".jsonl", ".zip", ".db",
                                                           ".sqlite", ".sqlite3"):
             return recognise(files[0])
