@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from palazzo.errors import ImportRejected, PalazzoError, ValidationError
-from palazzo.importers import BATCH, Applier, Plan
+from palazzo.importers import BATCH, Applier, Plan, reason_group
 from palazzo.importers.source import Source, recognise, unpack_zip
 
 CallFn = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -276,7 +276,7 @@ def found_text(summary: dict[str, Any], examples: int = 3, reasons: int = 8) -> 
         if source and item[len(source):len(source) + 1] in ("/", " ") \
                 and item.startswith(source):
             item = item[len(source) + 1:]  # the place within the source says enough
-        groups.setdefault(s["reason"].split(":")[0], []).append(item)
+        groups.setdefault(reason_group(s["reason"]), []).append(item)
     order = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     lines.append(f"Left out: {_n(len(skipped), 'item')}, by reason:")
     for why, items in order[:reasons]:

@@ -238,11 +238,26 @@ class PlanBuilder:
         Cost: linear in the size of the calls' arguments."""
         for c in self.calls:
             check_call(c)
-        reasons = Counter(s["reason"].split(":")[0] for s in self.skipped)
+        reasons = Counter(reason_group(s["reason"]) for s in self.skipped)
         out = {"source": self.source, "format": self.format,
                "calls": dict(Counter(c.name for c in self.calls)),
                **summary, "skipped": self.skipped, "skipped_by_reason": dict(reasons)}
         return Plan(self.calls, out)
+
+
+def reason_group(reason: str) -> str:
+    """Return the part of a skip reason the summary counts by: up to its first colon outside
+    parentheses ("unknown role: 'x'" and "unknown role: 'y'" count together; "step marker
+    (a model call's start: no text)" stays whole). Cost: one pass over the reason."""
+    depth = 0
+    for i, ch in enumerate(reason):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif ch == ":" and depth == 0:
+            return reason[:i]
+    return reason
 
 
 def check_call(c: Call) -> None:

@@ -57,6 +57,7 @@ from palazzo.importers import (
     table_columns,
 )
 from palazzo.importers.chatgpt import read_chatgpt
+from palazzo.importers.opencodejson import message_nodes
 from palazzo.importers.transcript import (
     Message,
     Transcript,
@@ -75,7 +76,7 @@ TOOL_KINDS = {"code_output"}
 EXPORT_FILE = "conversations.json"
 MAX_EXPORT_BYTES = 1 << 30  # an export (or its zip member, inflated) may hold at most 1 GiB
 
-__all__ = ["plan_chats"]
+__all__ = ["plan_chats", "plan_transcripts", "room_names", "slug"]
 
 
 def _role(raw: Any, where: str) -> tuple[str | None, str | None]:
@@ -209,25 +210,19 @@ def _opencode(path: Path, skipped: list[tuple[str, str]]) -> Iterator[Transcript
         data = _json(r["data"], at)
         if not isinstance(data, dict):
             raise ImportRejected(f"{at}: data must be a JSON object")
-        texts: list[str] = []
-        reasons: set[str] = set()
-        for pid, part in parts.get(r["id"], []):
-            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-                raise ImportRejected(f"{path} part {pid!r}: data needs a 'type'")
-            if part["type"] != "text":
-                reasons.add(f"{part['type']} part")
-            elif part.get("synthetic") or part.get("ignored"):
-                reasons.add("synthetic text")
-            elif isinstance(part.get("text"), str):
-                texts.append(part["text"])
         created = data.get("time", {}).get("created") if isinstance(data.get("time"), dict) \
             else None
-        node = Message(r["id"], conv.nodes[-1].key if conv.nodes else None, data.get("role"),
-                     "\n".join(texts), epoch(created if created is not None
-                                              else r["time_created"], at, millis=True), at)
-        if not node.text.strip():
-            node.skip = "no text (" + (", ".join(sorted(reasons)) or "no parts") + ")"
-        conv.nodes.append(node)
+        stamp = epoch(created if created is not None else r["time_created"], at, millis=True)
+        message = {**data, "id": r["id"]}
+        for pid, part in parts.get(r["id"], []):
+            if not isinstance(part, dict):
+                raise ImportRejected(f"{path} part {pid!r}: data must be a JSON object")
+        listed = [(f"{path} part {pid!r}", {"id": pid, **part})
+                  for pid, part in parts.get(r["id"], [])]
+        # The same records as OpenCode 1.1's JSON storage: read the same way.
+        for node in message_nodes(message, listed, stamp, at):
+            node.parent = conv.nodes[-1].key if conv.nodes else None
+            conv.nodes.append(node)
     if conv is not None:
         yield conv
 
@@ -306,16 +301,25 @@ def _zip_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def _read_zip(path: Path, limit: int) -> tuple[bytearray, str]:
-    """Return (bytes of the archive's ``conversations.json``, where) inflating at most
-    ``limit`` bytes. Cost: one pass over the member, 1 MiB at a time."""
+def _read_zip(path: Path, limit: int, file: str = EXPORT_FILE,
+              required: bool = True) -> Any:
+    """Return (bytes of the archive's ``file``, where) inflating at most ``limit`` bytes; a
+    file other than ``conversations.json`` is looked for beside that one. None when it is
+    missing and not ``required``. Cost: one pass over the member, 1 MiB at a time."""
     where = str(path)
     try:
         with zipfile.ZipFile(path) as z:
-            names = sorted((n for n in z.namelist() if n.rsplit("/", 1)[-1] == EXPORT_FILE),
+            names = sorted((n for n in z.namelist() if n.rsplit("/", 1)[-1] == file),
                            key=len)
+            if file != EXPORT_FILE:
+                export = sorted((n for n in z.namelist()
+                                 if n.rsplit("/", 1)[-1] == EXPORT_FILE), key=len)
+                folder = export[0][: -len(EXPORT_FILE)] if export else ""
+                names = [n for n in names if n == folder + file]
             if not names:
-                raise ImportRejected(f"{path}: the archive has no {EXPORT_FILE}")
+                if not required:
+                    return None
+                raise ImportRejected(f"{path}: the archive has no {file}")
             where = f"{path}!{names[0]}"
             data = bytearray()
             with z.open(names[0]) as member:
@@ -340,9 +344,17 @@ def _conversations(path: Path, name: str | None, limit: int,
                    skipped: list[tuple[str, str]]) -> tuple[str, list[Transcript]]:
     """Return (format, conversations) of the source at ``path``; parts of the source left
     out as a whole (unreadable tables) are appended to ``skipped``."""
+    from palazzo.importers import opencodejson, slack
+
     if path.is_dir() and not (path / EXPORT_FILE).is_file() \
             and not (path / "opencode.db").is_file():
+        if slack.is_slack_export(path):
+            return "slack", slack.read_slack(path, limit)
+        if opencodejson.is_storage(path):
+            return "opencode-json", opencodejson.read_storage(path, limit)
         return _session_folder(path, limit)
+    if path.is_file() and zipfile.is_zipfile(path) and slack.is_slack_export(path):
+        return "slack", slack.read_slack(path, limit)
     try:
         text, where = _load_text(path, limit)
     except _Sqlite as db:
@@ -355,11 +367,27 @@ def _conversations(path: Path, name: str | None, limit: int,
         return _jsonl(text, where, stem, session_file, limit)
     doc = jsontext.loads(text, where, ImportRejected)
     check_unicode(doc, where)
+    fmt, convs = _document(doc, where, stem)
+    if path.is_dir() or zipfile.is_zipfile(path):  # a whole export: the files beside it too
+        for extra_fmt, extra in _companions(path, limit):
+            fmt = f"{fmt}+{extra_fmt}"
+            convs.extend(extra)
+    return fmt, convs
+
+
+def _document(doc: Any, where: str, stem: str) -> tuple[str, list[Transcript]]:
+    """Return (format, conversations) of one parsed JSON document, told by its shape."""
+    from palazzo.importers import chatgptshared, claudeai, geminicli
+
     if isinstance(doc, dict):
         if isinstance(doc.get("mapping"), dict):
             return "chatgpt", list(read_chatgpt([doc], where))
         if isinstance(doc.get("chat_messages"), list):
             return "claude", list(_claude([doc], where))
+        if geminicli.sniff_json(doc):
+            return "gemini-cli", geminicli.read_gemini_cli(doc, where)
+        if claudeai.sniff_memories(doc):
+            return "claude-memories", claudeai.read_memories(doc, where)
         if isinstance(doc.get("messages"), list):
             conv_name = doc.get("conversation") or doc.get("id") or stem
             title = doc.get("title") if isinstance(doc.get("title"), str) else ""
@@ -375,18 +403,55 @@ def _conversations(path: Path, name: str | None, limit: int,
         return "chatgpt", list(read_chatgpt(doc, where))
     if isinstance(first, dict) and "chat_messages" in first:
         return "claude", list(_claude(doc, where))
+    for fmt, sniff, read in ((
+            "chatgpt-shared", chatgptshared.sniff_shared, chatgptshared.read_shared),
+            ("claude-projects", claudeai.sniff_projects, claudeai.read_projects),
+            ("claude-memories", claudeai.sniff_memories, claudeai.read_memories)):
+        if sniff(doc):
+            return fmt, read(doc, where)
     if isinstance(first, dict) and "role" in first:
         return "json", [_plain(doc, stem, "", where)]
     raise ImportRejected(f"{where} item 0: not a message ({{role, content}}), a ChatGPT "
                          "conversation (mapping) or a Claude conversation (chat_messages)")
 
 
+# Files a ChatGPT or claude.ai export holds beside conversations.json, read with it.
+COMPANIONS = ("shared_conversations.json", "projects.json", "memories.json")
+
+
+def _companions(path: Path, limit: int) -> list[tuple[str, list[Transcript]]]:
+    """Return (format, conversations) of each :data:`COMPANIONS` file beside the export's
+    ``conversations.json`` (in the folder ``path``, or in the zip ``path`` next to that
+    member); a file of another shape is read as what it is. Cost: one read of each."""
+    out = []
+    for file in COMPANIONS:
+        if path.is_dir():
+            found = path / file
+            if not found.is_file():
+                continue
+            text, where = _load_text(found, limit)
+        else:
+            member = _read_zip(path, limit, file, required=False)
+            if member is None:
+                continue
+            data, where = member
+            try:
+                text = data.decode("utf-8-sig")
+            except UnicodeDecodeError as err:
+                raise ImportRejected(f"{where}: not UTF-8 text (byte {err.start})") from None
+        doc = jsontext.loads(text, where, ImportRejected)
+        check_unicode(doc, where)
+        out.append(_document(doc, where, Path(file).stem))
+    return out
+
+
 def _session_formats() -> list[tuple[str, Any]]:
     """Return the JSONL session formats as (format, sniff): each ``sniff`` looks at a file's
-    first records (Claude Code, Codex CLI)."""
-    from palazzo.importers import claudecode, codex
+    first records (Claude Code, Codex CLI, Gemini CLI)."""
+    from palazzo.importers import claudecode, codex, geminicli
 
-    return [("claude-code", claudecode.sniff), ("codex", codex.sniff)]
+    return [("claude-code", claudecode.sniff), ("codex", codex.sniff),
+            ("gemini-cli", geminicli.sniff)]
 
 
 def _read_session(fmt: str, lines: list[str], where: str, path: Path | None,
@@ -397,6 +462,10 @@ def _read_session(fmt: str, lines: list[str], where: str, path: Path | None,
         from palazzo.importers.codex import read_codex
 
         return read_codex(lines, where)
+    if fmt == "gemini-cli":
+        from palazzo.importers.geminicli import read_gemini_cli
+
+        return read_gemini_cli(lines, where)
     from palazzo.importers.claudecode import read_claude_code, subagent_files
 
     agents = {}
@@ -437,7 +506,8 @@ def _session_folder(path: Path, limit: int) -> tuple[str, list[Transcript]]:
     subagent's sidechain) is joined into one conversation by its name; a message repeated
     in a later file is counted, not added twice. At most ``limit`` bytes in all. Cost: one
     read of every file."""
-    files = sorted(p for p in path.rglob("*.jsonl") if p.is_file() and not _subagent(p))
+    files = sorted(p for p in path.rglob("*") if p.is_file() and session_file(p)
+                   and not _subagent(p))
     if not files:
         raise ImportRejected(f"{path}: no {EXPORT_FILE}, opencode.db or .jsonl session files "
                              "in this folder")
@@ -449,7 +519,12 @@ def _session_folder(path: Path, limit: int) -> tuple[str, list[Transcript]]:
         if total > limit:
             raise ImportRejected(f"{path}: more than the {limit} bytes an import may read")
         text, where = _load_text(file, limit)
-        fmt, convs = _jsonl(text, where, file.stem, file, limit)
+        if file.suffix.lower() == ".jsonl":
+            fmt, convs = _jsonl(text, where, file.stem, file, limit)
+        else:  # Gemini CLI before 0.30 wrote one JSON document a session
+            doc = jsontext.loads(text, where, ImportRejected)
+            check_unicode(doc, where)
+            fmt, convs = _document(doc, where, file.stem)
         formats.add(fmt)
         for conv in convs:
             into = joined.get(conv.name)
@@ -467,6 +542,23 @@ def _session_folder(path: Path, limit: int) -> tuple[str, list[Transcript]]:
     for conv in joined.values():
         conv.nodes = parents_first(conv.nodes, conv.where)
     return "+".join(sorted(formats)), list(joined.values())
+
+
+def session_file(file: Path) -> bool:
+    """Whether ``file`` is a chat program's session file by its name: ``*.jsonl`` (Claude
+    Code, Codex, Gemini CLI), or Gemini CLI's older ``chats/session-*.json``."""
+    name = file.name.lower()
+    return name.endswith(".jsonl") or (file.parent.name == "chats"
+                                       and name.startswith("session-") and name.endswith(".json"))
+
+
+def session_aside(file: Path) -> bool:
+    """Whether ``file`` is one a program keeps beside its session files that holds no
+    conversation of its own: Claude Code's subagent notes, Gemini CLI's ``logs.json`` (the
+    lines typed) and ``checkpoint-*.json`` (a copy of a session's history)."""
+    name = file.name
+    return (name == "logs.json" or (name.startswith("checkpoint-") and name.endswith(".json"))
+            or (file.parent.name == "subagents" and name.endswith(".meta.json")))
 
 
 def _subagent(file: Path) -> bool:
@@ -542,8 +634,19 @@ def plan_chats(path: str | os.PathLike[str], name: str | None = None,
     source = Path(path)
     left_out: list[tuple[str, str]] = []
     fmt, conversations = _conversations(source, name, max_bytes, left_out)
-    builder = PlanBuilder(str(source), fmt)
-    for item, reason in left_out:
+    return plan_transcripts(conversations, str(source), fmt, palace, left_out)
+
+
+def plan_transcripts(conversations: list[Transcript], source: str, fmt: str,
+                     palace: Any = None, left_out: list[tuple[str, str]] | None = None
+                     ) -> Plan:
+    """Return the plan importing ``conversations`` (as a reader returned them) into
+    ``palace``, as :func:`plan_chats` does after reading: roles judged, text normalised,
+    left-out messages counted by reason (with the source-level ``left_out`` items), rooms
+    named by :func:`room_names`. ``source`` and ``fmt`` go into the summary. Raises
+    ImportRejected when a conversation name repeats. Cost: one pass over the messages."""
+    builder = PlanBuilder(source, fmt)
+    for item, reason in left_out or []:
         builder.skip(item, reason)
     planned: list[tuple[Transcript, list[dict[str, Any]]]] = []
     seen: dict[str, str] = {}

@@ -11,8 +11,11 @@ Kinds:
 - ``palace`` — a palazzo palace JSON file (``{"format": "palazzo", …}``); it is not planned
   but loaded whole by the ``import`` operation.
 - ``chats`` — ChatGPT or Claude ``conversations.json`` (bare, in its export folder or zip),
-  an OpenCode ``opencode.db``, a plain JSON/JSONL message list, a Claude Code or Codex CLI
-  session file, or a folder of only such ``.jsonl`` files.
+  an OpenCode ``opencode.db`` or its older JSON ``storage`` folder, a Slack export (folder or
+  zip), a plain JSON/JSONL message list, a Claude Code, Codex CLI or Gemini CLI session file,
+  a folder of only such ``.jsonl`` files, or one of the files an export holds beside its
+  conversations (ChatGPT's ``shared_conversations.json``, claude.ai's ``projects.json`` and
+  ``memories.json``).
 - ``mempalace`` — a MemPalace palace folder (``chroma.sqlite3``, or a Rust ``palace.db``).
 - ``graphpalace`` — a GraphPalace JSON export (``{"version", "exported_at", "data"}``).
 - ``folder`` — anything else: the text files under a folder (or a zip of one, unpacked
@@ -134,11 +137,19 @@ def recognise(path: str | os.PathLike[str]) -> Source:
             return Source("mempalace", root, WHAT["mempalace"], stem)
         if EXPORT_FILE in names or "opencode.db" in names:
             return Source("chats", root, WHAT["chats"], stem)
-        # Claude Code's ~/.claude/projects, Codex's ~/.codex/sessions: session files (and
-        # Claude Code's notes on its subagents beside theirs).
-        sessions = [p for p in files if p.suffix.lower() == ".jsonl"]
-        others = [p for p in files if p.suffix.lower() != ".jsonl" and not p.name.startswith(".")
-                  and not (p.parent.name == "subagents" and p.name.endswith(".meta.json"))]
+        from palazzo.importers import opencodejson, slack
+
+        if slack.is_slack_export(root):
+            return Source("chats", root, "a Slack export", stem)
+        if opencodejson.is_storage(root):
+            return Source("chats", root, "OpenCode's session storage", stem)
+        # Claude Code's ~/.claude/projects, Codex's ~/.codex/sessions, Gemini CLI's
+        # ~/.gemini/tmp: session files (and what those programs keep beside them).
+        from palazzo.importers.chats import session_aside, session_file
+
+        sessions = [p for p in files if session_file(p)]
+        others = [p for p in files if not session_file(p) and not p.name.startswith(".")
+                  and not session_aside(p)]
         if len(sessions) > 1 and not others:
             return Source("chats", root, f"{len(sessions)} chat session files", stem)
         if len(files) == 1 and files[0].suffix.lower() in (".json", ".jsonl", ".zip", ".db",
@@ -157,6 +168,8 @@ def recognise(path: str | os.PathLike[str]) -> Source:
             raise ImportRejected(f"{root.name}: cannot read the archive: {err}") from None
         if EXPORT_FILE in members:
             return Source("chats", root, "a chat export (zip)", stem)
+        if {"channels.json", "users.json"} <= set(members):
+            return Source("chats", root, "a Slack export (zip)", stem)
         if "chroma.sqlite3" in members:
             return Source("mempalace", root, "a MemPalace palace (zip)", stem)
         return Source("folder", root, f"a zip of {len(members)} files", stem)

@@ -320,16 +320,27 @@ def test_opencode_database(tmp_path):
     for source in (db, tmp_path):
         plan = plan_chats(source)
         s = plan.summary
-        assert s["format"] == "opencode" and s["conversations"] == 1 and s["messages"] == 2
+        assert s["format"] == "opencode" and s["conversations"] == 1 and s["messages"] == 6
     assert s["titles"] == {"fix-the-flaky-test": "Fix the flaky test"}
     assert s["rooms"] == {"opencode:ses_01": "fix-the-flaky-test"}
-    assert s["skipped_by_reason"] == {"no text (tool part)": 1, "no text (file part)": 1,
-                                      "no user or assistant text": 1}
+    # Parts are read as OpenCode 1.1's JSON storage is (opencodejson.message_nodes).
+    assert s["messages_by_kind"] == {"text": 2, "tool_use": 2, "code_output": 1,
+                                     "reasoning": 1}
+    assert s["skipped_by_reason"] == {
+        "synthetic text (written by OpenCode, e.g. an attached file's content)": 1,
+        "step marker (a model call's start: snapshot hash, no text)": 1,
+        "tool call never finished (status None)": 1,
+        "attached file (its content went to the model as synthetic text)": 1,
+        "no user or assistant text": 1}
     messages = plan.calls[-1].args["messages"]
     assert messages[0] == {"role": "user", "content": "Why does test_login flake?",
                            "timestamp": 1706459830.0}
-    assert messages[1]["content"] == ("It depends on wall-clock time.\n"
-                                      "I froze the clock in the fixture.")
+    assert [(m["role"], m.get("kind", "text"), m["content"]) for m in messages[1:]] == [
+        ("assistant", "reasoning", "Look at the clock."),
+        ("assistant", "text", "It depends on wall-clock time.\nI froze the clock in the "
+                              "fixture."),
+        ("assistant", "tool_use", "[edit]"), ("tool", "code_output", "ok"),
+        ("assistant", "tool_use", "[bash]")]
     imported(plan)
 
 
@@ -672,3 +683,95 @@ def test_conversations_imported_before_rooms_had_titles_keep_their_rooms(tmp_pat
     assert plan.summary["rooms"] == {}
     assert {c.args["conversation"] for c in plan.calls if c.name == "import_conversation"} \
         == set(ids)
+
+
+def test_skip_reasons_are_counted_by_their_part_before_a_colon_outside_parentheses():
+    from palazzo.importers import reason_group
+
+    assert reason_group("unknown role: 'robot'") == "unknown role"
+    assert reason_group("step marker (a model call's start: no text)") == \
+        "step marker (a model call's start: no text)"
+    assert reason_group("tool call (to x): failed") == "tool call (to x)"
+    assert reason_group("plain") == "plain"
+
+
+# -- OpenCode's JSON storage, Slack exports, the files beside an export's conversations -------
+
+def test_opencode_json_storage_and_its_migrated_database_give_the_same_conversation():
+    from palazzo.importers.source import recognise
+
+    fixture = FIXTURES / "opencode-1.1.65"
+    storage = fixture / "opencode" / "storage"
+    assert recognise(fixture / "opencode").kind == recognise(storage).kind == "chats"
+    old, new = plan_chats(storage), plan_chats(fixture / "migrated-1.2.1" / "opencode.db")
+    assert (old.summary["format"], new.summary["format"]) == ("opencode-json", "opencode")
+    assert old.summary["rooms"] == new.summary["rooms"]
+    assert [c.args for c in old.calls] == [c.args for c in new.calls]
+    palace = imported(old)
+    counts = palace.counts()
+    apply(new, bind(palace))  # after the upgrade, the same export adds nothing
+    assert palace.counts() == counts
+
+
+def test_a_slack_export_folder_and_its_zip(tmp_path):
+    from palazzo.importers.source import recognise
+
+    export = FIXTURES / "slack-samples" / "export"
+    archive = tmp_path / "Slack export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for f in sorted(export.rglob("*")):
+            if f.is_file():
+                z.write(f, f"export/{f.relative_to(export)}")
+    for source in (export, archive):
+        assert recognise(source).kind == "chats"
+        plan = plan_chats(source)
+        assert plan.summary["format"] == "slack" and plan.summary["conversations"] == 3
+    assert "general" in set(plan.summary["rooms"].values())
+    imported(plan)
+
+
+def test_an_export_folder_or_zip_brings_the_files_beside_its_conversations(tmp_path):
+    samples = FIXTURES / "claude-export-samples"
+    folder = tmp_path / "claude-export"
+    folder.mkdir()
+    write(folder / "conversations.json", claude_export())
+    for name in ("projects.json", "memories.json"):
+        (folder / name).write_bytes((samples / name).read_bytes())
+    archive = tmp_path / "claude-export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for f in folder.iterdir():
+            z.write(f, f"data-2026/{f.name}")
+    alone = {n: plan_chats(samples / n).summary for n in ("projects.json", "memories.json")}
+    for source in (folder, archive):
+        s = plan_chats(source).summary
+        assert s["format"] == "claude+claude-projects+claude-memories"
+        assert s["conversations"] == 1 + sum(a["conversations"] for a in alone.values())
+        assert s["messages"] == 4 + sum(a["messages"] for a in alone.values())
+    shared = FIXTURES / "chatgpt-shared-samples" / "shared_conversations.json"
+    chatgpt = tmp_path / "chatgpt-export"
+    chatgpt.mkdir()
+    write(chatgpt / "conversations.json", chatgpt_export())
+    (chatgpt / "shared_conversations.json").write_bytes(shared.read_bytes())
+    s = plan_chats(chatgpt).summary
+    assert s["format"] == "chatgpt+chatgpt-shared" and s["conversations"] == 3
+
+
+def test_gemini_cli_sessions_of_both_file_shapes_import_alone_and_as_their_folder():
+    from palazzo.importers.geminicli import read_gemini_cli
+    from palazzo.importers.source import recognise
+
+    for version, pattern in (("0.61.0", "*.jsonl"), ("0.26.0", "session-*.json")):
+        tmp = FIXTURES / f"gemini-cli-{version}" / "tmp"
+        files = sorted(tmp.rglob(pattern))
+        read = []
+        for f in files:
+            text = f.read_text(encoding="utf-8")
+            source = text.split("\n") if f.suffix == ".jsonl" else json.loads(text)
+            read += read_gemini_cli(source, str(f))
+        assert recognise(tmp).kind == "chats"  # logs.json and checkpoints beside: no matter
+        plan = plan_chats(tmp)
+        s = plan.summary
+        assert s["format"] == "gemini-cli" and s["conversations"] == len(files) == 2
+        assert s["messages_by_kind"] == dict(_kept_by_kind(read))
+        assert sum(plan_chats(f).summary["messages"] for f in files) == s["messages"]
+        imported(plan)
