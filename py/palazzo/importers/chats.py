@@ -57,6 +57,7 @@ from palazzo.importers import (
     table_columns,
 )
 from palazzo.importers.chatgpt import read_chatgpt
+from palazzo.importers.claude import read_claude
 from palazzo.importers.opencodejson import message_nodes
 from palazzo.importers.transcript import (
     Message,
@@ -107,74 +108,6 @@ def _plain(messages: list[Any], name: str, title: str, where: str) -> Transcript
         conv.nodes.append(node)
         previous = node.key
     return conv
-
-
-def _claude(items: list[Any], where: str) -> Iterator[Transcript]:
-    for n, c in enumerate(items):
-        at = f"{where} conversation {n}"
-        if not isinstance(c, dict) or not isinstance(c.get("chat_messages"), list):
-            raise ImportRejected(f"{at}: a Claude conversation needs a 'chat_messages' list")
-        uuid = c.get("uuid")
-        if not isinstance(uuid, str) or not uuid:
-            raise ImportRejected(f"{at}: a Claude conversation needs a 'uuid'")
-        title = c.get("name") if isinstance(c.get("name"), str) else ""
-        conv = Transcript(f"claude:{uuid}", title, at)
-        messages: list[dict[str, Any]] = []
-        keys: list[str] = []
-        first: dict[str, tuple[int, dict[str, Any]]] = {}  # key -> (index, message) seen first
-        for i, m in enumerate(c["chat_messages"]):
-            if not isinstance(m, dict) or "sender" not in m:
-                raise ImportRejected(f"{at} message {i}: a Claude message needs 'sender'")
-            uid = m.get("uuid")
-            if uid is not None and not isinstance(uid, str):
-                raise ImportRejected(f"{at} message {i}: uuid must be text")
-            parent = m.get("parent_message_uuid")
-            if parent is not None and not isinstance(parent, str):
-                raise ImportRejected(f"{at} message {i}: parent_message_uuid must be text")
-            key = f"u:{uid}" if uid else f"#{i}"
-            if key in first:
-                j, earlier = first[key]
-                if earlier != m:
-                    raise ImportRejected(f"{at} message {i}: repeats the uuid {uid!r} of "
-                                         f"message {j} with different content")
-                conv.skipped.append((f"{at} message {i}", f"repeats message {j} (same uuid "
-                                                            "and content)"))
-                continue
-            first[key] = (i, m)
-            messages.append(m)
-            keys.append(key)
-        # Edits and regenerations are branches: every message names its parent (the root
-        # ones a sentinel uuid). Older exports have no parents: the list order is the chat.
-        known = set(keys)
-        parents = [f"u:{m['parent_message_uuid']}" if m.get("parent_message_uuid") else None
-                   for m in messages]
-        tree = any(p in known for p in parents)
-        previous: str | None = None
-        for key, m, parent in zip(keys, messages, parents, strict=True):
-            mat = f"{at} message {first[key][0]}"
-            text, other = _claude_text(m, mat)
-            node = Message(key, (parent if parent in known else None) if tree else previous,
-                         m["sender"], text, epoch(m.get("created_at"), mat), mat)
-            if not text.strip() and other:
-                node.skip = "no text (tool use, thinking or attachments only)"
-            conv.nodes.append(node)
-            previous = key
-        conv.nodes = parents_first(conv.nodes, at)
-        yield conv
-
-
-def _claude_text(m: dict[str, Any], where: str) -> tuple[str, int]:
-    """Return (text, non-text blocks) of a Claude message: its ``content`` text blocks when
-    it has any (newer exports; ``thinking`` and tool blocks are left out), else ``text``."""
-    content = m.get("content")
-    if isinstance(content, list) and content:
-        text, other = message_text(content, where)
-        if text.strip():
-            return text, other
-    text = m.get("text")
-    if text is not None and not isinstance(text, str):
-        raise ImportRejected(f"{where}: text must be a string")
-    return text or "", len(content) if isinstance(content, list) else 0
 
 
 def _opencode(path: Path, skipped: list[tuple[str, str]]) -> Iterator[Transcript]:
@@ -383,7 +316,7 @@ def _document(doc: Any, where: str, stem: str) -> tuple[str, list[Transcript]]:
         if isinstance(doc.get("mapping"), dict):
             return "chatgpt", list(read_chatgpt([doc], where))
         if isinstance(doc.get("chat_messages"), list):
-            return "claude", list(_claude([doc], where))
+            return "claude", read_claude([doc], where)
         if geminicli.sniff_json(doc):
             return "gemini-cli", geminicli.read_gemini_cli(doc, where)
         if claudeai.sniff_memories(doc):
@@ -402,7 +335,7 @@ def _document(doc: Any, where: str, stem: str) -> tuple[str, list[Transcript]]:
     if isinstance(first, dict) and "mapping" in first:
         return "chatgpt", list(read_chatgpt(doc, where))
     if isinstance(first, dict) and "chat_messages" in first:
-        return "claude", list(_claude(doc, where))
+        return "claude", read_claude(doc, where)
     for fmt, sniff, read in ((
             "chatgpt-shared", chatgptshared.sniff_shared, chatgptshared.read_shared),
             ("claude-projects", claudeai.sniff_projects, claudeai.read_projects),

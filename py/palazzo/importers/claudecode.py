@@ -47,7 +47,7 @@ from palazzo.errors import ImportRejected
 from palazzo.importers import check_unicode
 from palazzo.importers.transcript import Message, Transcript, epoch, parents_first
 
-__all__ = ["read_claude_code", "read_session", "sniff", "subagent_files"]
+__all__ = ["one_line", "tool_line", "read_claude_code", "read_session", "sniff", "subagent_files"]
 
 TITLE_CHARS = 60
 TOOL_LINE_CHARS = 200
@@ -328,7 +328,7 @@ def _block(role: str, block: dict[str, Any], doc: dict[str, Any], stamp: float |
             raise ImportRejected(f"{at}: a text block needs a 'text' string")
         return Message("", None, role, text, stamp, at, skip=_text_skip(role, text, doc))
     if kind == "tool_use" and role == "assistant":
-        return Message("", None, "assistant", _tool_line(block, at), stamp, at,
+        return Message("", None, "assistant", tool_line(block, at), stamp, at,
                        kind="tool_use")
     if kind == "tool_result" and role == "user":
         return Message("", None, "tool", _tool_output(block, doc, at), stamp, at,
@@ -363,12 +363,12 @@ def _text_skip(role: str, text: str, doc: dict[str, Any]) -> str | None:
     return None
 
 
-def _one_line(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
 
 
-def _tool_line(block: dict[str, Any], at: str) -> str:
+def tool_line(block: dict[str, Any], at: str) -> str:
     """Return a tool call as one marked line: ``[tool: Name] what it does`` (≤ 200 chars)."""
     name = block.get("name")
     if not isinstance(name, str) or not name:
@@ -383,7 +383,7 @@ def _tool_line(block: dict[str, Any], at: str) -> str:
     if name in AGENT_TOOLS and isinstance(args.get("subagent_type"), str):
         what = f"{what} ({args['subagent_type']})"
     head = f"[tool: {name}]"
-    return _one_line(f"{head} {what}" if what else head, TOOL_LINE_CHARS)
+    return one_line(f"{head} {what}" if what else head, TOOL_LINE_CHARS)
 
 
 def _tool_output(block: dict[str, Any], doc: dict[str, Any], at: str) -> str:
@@ -514,8 +514,8 @@ def _title(docs: list[tuple[int, dict[str, Any]]], main: list[_Entry],
     for node in nodes:
         if node.role == "user" and node.kind == "text" and not node.skip and node.text.strip() \
                 and node.key.split("#", 1)[0] not in side:
-            return _one_line(node.text, TITLE_CHARS)
+            return one_line(node.text, TITLE_CHARS)
     for node in nodes:  # a subagent's file: its first words
         if node.role == "user" and node.kind == "text" and not node.skip and node.text.strip():
-            return _one_line(node.text, TITLE_CHARS)
+            return one_line(node.text, TITLE_CHARS)
     return ""

@@ -212,31 +212,35 @@ def claude_export():
 def test_claude_export(tmp_path):
     plan = plan_chats(write(tmp_path / "conversations.json", claude_export()))
     s = plan.summary
-    assert s["format"] == "claude" and s["conversations"] == 1 and s["messages"] == 4
-    assert s["skipped_by_reason"] == {"no text (tool use, thinking or attachments only)": 1,
-                                      "no user or assistant text": 1}
+    assert s["format"] == "claude" and s["conversations"] == 1 and s["messages"] == 7
+    assert s["skipped_by_reason"] == {"no user or assistant text": 1}
+    assert s["messages_by_kind"] == {"text": 4, "tool_use": 2, "reasoning": 1}
     conv = plan.calls[-1].args
     assert s["rooms"]["claude:c0a8e7f2-1111-4c6b-9f1e-000000000001"] == conv["conversation"]
-    # Parents first: m1, m2, then m2's children in list order (m5, then m3 -> m4).
-    assert [m["content"] for m in conv["messages"]] == [
-        "When do we move to Postgres?", "In March, after the freeze.",
-        "When exactly in March?", "Who owns it?"]
-    # m4's parent (m3) was skipped, so it attaches to m2 beside m5: a branch.
-    assert "parents" not in conv["messages"][2]
-    assert conv["messages"][3]["parents"] == [1]
+    # Parents first: m1, m2 (its thinking and tool call before its text), then m2's
+    # children in list order: m5, then m3 (only a tool call) -> m4.
+    assert [(m.get("kind", "text"), m["content"]) for m in conv["messages"]] == [
+        ("text", "When do we move to Postgres?"), ("reasoning", "They mean the DB."),
+        ("tool_use", "[tool: search]"), ("text", "In March, after the freeze."),
+        ("text", "When exactly in March?"), ("tool_use", "[tool: search]"),
+        ("text", "Who owns it?")]
+    # m3 keeps its tool call and hangs off m2's text beside m5: a branch.
+    assert "parents" not in conv["messages"][4]
+    assert conv["messages"][5]["parents"] == [3] and "parents" not in conv["messages"][6]
     palace = imported(plan)
     assert palace.rooms[("conversations", conv["conversation"])].description == \
         "Postgres migration"
     got, edges = turns(palace, conv["conversation"])
     assert got[0]["created_at"] == pytest.approx(1718905498.386519)
-    assert sorted(e["type"] for e in edges) == ["branch", "branch", "reply"]
+    # m2's pieces follow one another; m5 and m3's tool call branch off m2's text.
+    assert sorted(e["type"] for e in edges) == ["branch", "branch"] + ["reply"] * 4
     linear = claude_export()[:1]
     for m in linear[0]["chat_messages"]:
         del m["parent_message_uuid"]
     old = plan_chats(write(tmp_path / "old.json", linear)).calls[-1].args["messages"]
-    assert [m["content"] for m in old] == ["When do we move to Postgres?",
-                                           "When exactly in March?",
-                                           "In March, after the freeze.", "Who owns it?"]
+    assert [m["content"] for m in old if "kind" not in m] == [
+        "When do we move to Postgres?", "When exactly in March?",
+        "In March, after the freeze.", "Who owns it?"]
     assert all("parents" not in m for m in old)
 
 
@@ -454,7 +458,7 @@ def test_a_claude_uuid_used_twice_ends(tmp_path):
     same = claude_export()[:1]
     same[0]["chat_messages"].insert(1, dict(same[0]["chat_messages"][0]))
     plan = plan_chats(write(tmp_path / "same.json", same))
-    assert plan.summary["messages"] == 4
+    assert plan.summary["messages"] == 7
     assert plan.summary["skipped_by_reason"]["repeats message 0 (same uuid and content)"] == 1
     imported(plan)
     for linear in (False, True):
@@ -746,7 +750,7 @@ def test_an_export_folder_or_zip_brings_the_files_beside_its_conversations(tmp_p
         s = plan_chats(source).summary
         assert s["format"] == "claude+claude-projects+claude-memories"
         assert s["conversations"] == 1 + sum(a["conversations"] for a in alone.values())
-        assert s["messages"] == 4 + sum(a["messages"] for a in alone.values())
+        assert s["messages"] == 7 + sum(a["messages"] for a in alone.values())
     shared = FIXTURES / "chatgpt-shared-samples" / "shared_conversations.json"
     chatgpt = tmp_path / "chatgpt-export"
     chatgpt.mkdir()
