@@ -134,7 +134,8 @@ class ImportJob:
                   if isinstance(v, int) and not isinstance(v, bool)}
         return {"kind": self.source.kind, "format": summary.get("format", self.source.kind),
                 "label": self.source.label, "name": palace_name_for(self.source.name, taken),
-                "counts": counts, "skipped": len(skipped),
+                "counts": counts, "by_kind": dict(summary.get("messages_by_kind") or {}),
+                "skipped": len(skipped),
                 "skipped_by_reason": dict(summary.get("skipped_by_reason") or {}),
                 "examples": skipped[:EXAMPLES], "calls": len(self.plan.calls)}
 

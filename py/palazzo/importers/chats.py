@@ -63,6 +63,7 @@ from palazzo.importers.transcript import (
     Message,
     Transcript,
     epoch,
+    json_document,
     message_text,
     parents_first,
 )
@@ -367,14 +368,8 @@ def _companions(path: Path, limit: int) -> list[tuple[str, list[Transcript]]]:
             member = _read_zip(path, limit, file, required=False)
             if member is None:
                 continue
-            data, where = member
-            try:
-                text = data.decode("utf-8-sig")
-            except UnicodeDecodeError as err:
-                raise ImportRejected(f"{where}: not UTF-8 text (byte {err.start})") from None
-        doc = jsontext.loads(text, where, ImportRejected)
-        check_unicode(doc, where)
-        out.append(_document(doc, where, Path(file).stem))
+            text, where = member
+        out.append(_document(json_document(text, where), where, Path(file).stem))
     return out
 
 

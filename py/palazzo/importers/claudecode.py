@@ -42,10 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from palazzo.core import jsontext
 from palazzo.errors import ImportRejected
-from palazzo.importers import check_unicode
-from palazzo.importers.transcript import Message, Transcript, epoch, parents_first
+from palazzo.importers.transcript import Message, Transcript, epoch, json_objects, parents_first
 
 __all__ = ["one_line", "tool_line", "read_claude_code", "read_session", "sniff", "subagent_files"]
 
@@ -188,17 +186,11 @@ def _read_lines(path: Path) -> list[str]:
 def _parse(lines: list[str], where: str) -> list[tuple[int, dict[str, Any]]]:
     """Return (line number, object) of every non-blank line; raise ImportRejected naming the
     line for one that is not a JSON object with a ``type`` string."""
-    out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        at = f"{where} line {n}"
-        doc = jsontext.loads(line, at, ImportRejected)
-        if not isinstance(doc, dict) or not isinstance(doc.get("type"), str):
-            raise ImportRejected(f"{at}: a Claude Code line must be a JSON object with a "
-                                 "'type' string")
-        check_unicode(doc, at)
-        out.append((n, doc))
+    out = json_objects(lines, where, "a Claude Code line")
+    for n, doc in out:
+        if not isinstance(doc.get("type"), str):
+            raise ImportRejected(f"{where} line {n}: a Claude Code line must be a JSON object "
+                                 "with a 'type' string")
     return out
 
 

@@ -43,10 +43,8 @@ import json
 import re
 from typing import Any
 
-from palazzo.core import jsontext
 from palazzo.errors import ImportRejected
-from palazzo.importers import check_unicode
-from palazzo.importers.transcript import Message, Transcript, epoch
+from palazzo.importers.transcript import Message, Transcript, epoch, json_objects
 
 __all__ = ["read_codex", "sniff"]
 
@@ -118,14 +116,8 @@ def read_codex(lines: list[str], where: str) -> list[Transcript]:
 def _records(lines: list[str], where: str) -> list[tuple[int, str, dict[str, Any], float | None]]:
     """Return (line number, type, payload, timestamp) of every non-blank line."""
     out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for n, record in json_objects(lines, where, "a rollout record"):
         at = f"{where} line {n}"
-        record = jsontext.loads(line, at, ImportRejected)
-        check_unicode(record, at)
-        if not isinstance(record, dict):
-            raise ImportRejected(f"{at}: a rollout record must be a JSON object")
         rtype, payload = record.get("type"), record.get("payload")
         if not isinstance(rtype, str) or not isinstance(payload, dict):
             raise ImportRejected(f"{at}: a rollout record needs a 'type' string and a "

@@ -53,10 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from palazzo.core import jsontext
 from palazzo.errors import ImportRejected
-from palazzo.importers import check_unicode
-from palazzo.importers.transcript import Message, Transcript, epoch
+from palazzo.importers.transcript import Message, Transcript, epoch, json_document
 
 __all__ = ["is_slack_export", "read_slack"]
 
@@ -144,13 +142,7 @@ class _Reader:
                         data += block
         except _zip_errors() as err:
             raise ImportRejected(f"{at}: cannot read it: {err}") from None
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as err:
-            raise ImportRejected(f"{at}: not UTF-8 text (byte {err.start})") from None
-        doc = jsontext.loads(text, at, ImportRejected)
-        check_unicode(doc, at)
-        return doc
+        return json_document(data, at)
 
     def _next(self) -> int:
         """Return how many bytes to read next: 1 MiB, or one past what the budget has left

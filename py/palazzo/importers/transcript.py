@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from palazzo.core import jsontext
 from palazzo.errors import ImportRejected
 from palazzo.memory.conversation import TURN_KINDS
 
-__all__ = ["KINDS", "Message", "Transcript", "epoch", "message_text", "parents_first"]
+__all__ = ["KINDS", "Message", "Transcript", "epoch", "json_document", "json_objects",
+           "message_text", "parents_first"]
 
 # What a kept message's text is (the turn records it): see memory.conversation.TURN_KINDS.
 KINDS = TURN_KINDS
@@ -137,3 +139,39 @@ def parents_first(nodes: list[Message], where: str) -> list[Message]:
         raise ImportRejected(f"{where}: the messages' parent links form a cycle "
                              f"({len(nodes) - len(out)} message(s) never reach a first one)")
     return out
+
+
+def json_objects(lines: list[str], where: str, what: str) -> list[tuple[int, dict[str, Any]]]:
+    """Return (line number from 1, object) of every non-blank line of a JSONL file; raise
+    ImportRejected naming ``where line N`` for a line that is not JSON, not an object (a
+    ``what``, e.g. "a rollout record") or holds a lone surrogate. Shared by the session
+    readers. Cost: one parse a line."""
+    from palazzo.importers import check_unicode
+
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        at = f"{where} line {n}"
+        doc = jsontext.loads(line, at, ImportRejected)
+        if not isinstance(doc, dict):
+            raise ImportRejected(f"{at}: {what} must be a JSON object")
+        check_unicode(doc, at)
+        out.append((n, doc))
+    return out
+
+
+def json_document(data: bytes | bytearray | str, where: str) -> Any:
+    """Return the JSON document in ``data`` (UTF-8 bytes, a BOM allowed, or text); raise
+    ImportRejected naming ``where`` when it is not UTF-8, not JSON, or holds a lone
+    surrogate. Cost: one decode and one parse."""
+    from palazzo.importers import check_unicode
+
+    if not isinstance(data, str):
+        try:
+            data = bytes(data).decode("utf-8-sig")
+        except UnicodeDecodeError as err:
+            raise ImportRejected(f"{where}: not UTF-8 text (byte {err.start})") from None
+    doc = jsontext.loads(data, where, ImportRejected)
+    check_unicode(doc, where)
+    return doc

@@ -43,6 +43,7 @@ def test_a_chatgpt_export_goes_in_batch_by_batch_with_its_summary(tmp_path):
     found = job.prepare()
     assert (found["kind"], found["format"]) == ("chats", "chatgpt")
     assert found["counts"]["messages"] > 0 and found["calls"] > 20
+    assert sum(found["by_kind"].values()) == found["counts"]["messages"]
     assert len(bridge.palace.drawers) == 0  # nothing written while preparing
     job.begin(into_open=True)
     steps = run_all(job)
