@@ -39,9 +39,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     lme.add_argument("--data", required=True)
     lme.add_argument("--out", required=True)
     lme.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
-    lme.add_argument("--mode", default="hybrid")
+    lme.add_argument("--mode", default="hybrid", help="one mode, or several comma-separated "
+                     "(e.g. hybrid,vector,bm25: one run each, the embeddings shared)")
     lme.add_argument("--progress", action="store_true", help="show progress when not a TTY")
     lme.add_argument("--chunk-size", type=int, default=900, help="characters; 0 embeds whole")
+    lme.add_argument("--rrf-k", default="60", help="hybrid's RRF k; several comma-separated "
+                     "run one each")
+    lme.add_argument("--vector-weight", type=float, default=1.0,
+                     help="hybrid: the vector list's RRF weight (BM25's is 1)")
+    lme.add_argument("--turns", default="user", choices=["user", "all"],
+                     help="a session's drawer: its user turns (default) or every turn")
     mlt = add("make-longtext", _make_longtext, "LongMemEval file with sessions grouped into "
               "long drawers")
     mlt.add_argument("--data", required=True)
@@ -144,12 +151,19 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
                  progress: MakeProgress) -> int:
     from palazzo.bench import longmemeval
 
-    embedder = None if args.mode == "bm25" else make_embedder(args.embedder)
-    result = longmemeval.run(Path(args.data), embedder, args.mode,
-                             progress=progress("questions", args.progress),
-                             chunk_size=args.chunk_size or None)
-    _write(args.out, result)
-    print(json.dumps(result["metrics"], indent=1))
+    modes = [m.strip() for m in args.mode.split(",") if m.strip()]
+    embedder = None if modes == ["bm25"] else make_embedder(args.embedder)
+    ks = [int(k) for k in str(args.rrf_k).split(",") if k.strip()]
+    plans = [(mode, k) for mode in modes for k in (ks if mode == "hybrid" else [ks[0]])]
+    runs = [longmemeval.run(Path(args.data), None if mode == "bm25" else embedder, mode,
+                            progress=progress(f"questions ({mode})", args.progress),
+                            chunk_size=args.chunk_size or None, turns=args.turns,
+                            fusion={"rrf_k": k, "vector_weight": args.vector_weight}
+                            if mode == "hybrid" else None)
+            for mode, k in plans]
+    _write(args.out, runs[0] if len(runs) == 1 else {"benchmark": "longmemeval",
+                                                       "runs": runs})
+    print(longmemeval.table(runs))
     return 0
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from palazzo.bench.metrics import summarise
+from palazzo.bench.metrics import by_category, summarise
 from palazzo.core.model import CHUNK_SIZE
 from palazzo.embed import Embedder
 from palazzo.errors import PalazzoError
@@ -24,9 +24,15 @@ from palazzo.retrieval.search import search
 RANKED = 10
 
 
-def session_text(session: list[dict[str, Any]]) -> str:
-    """Return the user turns of a session joined by newlines."""
-    return "\n".join(t.get("content", "") for t in session if t.get("role") == "user")
+TURNS = ("user", "all")
+
+
+def session_text(session: list[dict[str, Any]], turns: str = "user") -> str:
+    """Return a session's turns joined by newlines: the user's (``turns="user"``,
+    MemPalace's raw protocol and palazzo's figures so far) or every turn (``"all"``, so
+    questions about what the assistant said can find their session)."""
+    return "\n".join(t.get("content", "") for t in session
+                     if turns == "all" or t.get("role") == "user")
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -41,12 +47,13 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
-                  chunk_size: int | None = CHUNK_SIZE) -> list[str]:
+                  chunk_size: int | None = CHUNK_SIZE, turns: str = "user",
+                  fusion: dict[str, Any] | None = None) -> list[str]:
     """Return the session ids of ``q``'s haystack, best first (at least ``RANKED``)."""
     palace = Palace(embedder=embedder, clock=lambda: 0.0, similar_threshold=None,
                     chunk_size=chunk_size)
     sessions_of: dict[str, list[str]] = {}
-    texts = [session_text(s) for s in q["haystack_sessions"]]
+    texts = [session_text(s, turns) for s in q["haystack_sessions"]]
     prepare = getattr(getattr(embedder, "inner", embedder), "fit", None)
     if prepare is not None:
         prepare([t for t in texts if t.strip()])
@@ -56,7 +63,8 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
             continue
         did, _ = palace.add_drawer("haystack", "sessions", text)
         sessions_of.setdefault(did, []).append(sid)
-    hits = search(palace, q["question"], limit=max(RANKED, len(sessions_of)), mode=mode)
+    hits = search(palace, q["question"], limit=max(RANKED, len(sessions_of)), mode=mode,
+                  **(fusion or {}))
     ranked = [sid for h in hits for sid in sessions_of[h.drawer_id]]
     seen = set(ranked)
     # Sessions no list ranked (no shared words, no vector) go last, in haystack order.
@@ -66,15 +74,16 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
 
 def run(path: Path, embedder: Embedder | None, mode: str,
         progress: Callable[[int, int], None] | None = None,
-        chunk_size: int | None = CHUNK_SIZE) -> dict[str, Any]:
-    """Rank every question of ``path`` and return per-question rankings plus metrics
-    (``chunk_size`` None embeds drawers whole)."""
+        chunk_size: int | None = CHUNK_SIZE, turns: str = "user",
+        fusion: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Rank every question of ``path`` and return per-question rankings plus metrics, over
+    all questions and by ``question_type`` (``chunk_size`` None embeds drawers whole)."""
     questions = load(path)
     out = []
     rows = []
     t0 = time.perf_counter()
     for i, q in enumerate(questions):
-        ranked = rank_question(q, embedder, mode, chunk_size)
+        ranked = rank_question(q, embedder, mode, chunk_size, turns, fusion)
         out.append({"question_id": q["question_id"], "question_type": q.get("question_type"),
                     "ranked_session_ids": ranked[: max(RANKED, 10)]})
         rows.append((ranked, set(q["answer_session_ids"])))
@@ -85,8 +94,31 @@ def run(path: Path, embedder: Embedder | None, mode: str,
         "data": str(path),
         "mode": mode,
         "chunk_size": chunk_size,
+        "turns": turns,
+        "fusion": fusion or {},
         "embedder": None if embedder is None else embedder.name,
         "questions": out,
         "metrics": summarise(rows),
+        "by_type": by_category(rows, [q["question_type"] for q in out]),
         "seconds": round(time.perf_counter() - t0, 2),
     }
+
+
+TABLE_METRICS = ("recall_any@5", "recall_all@5", "recall_any@10", "ndcg_any@10")
+
+
+def table(runs: list[dict[str, Any]]) -> str:
+    """Return a Markdown table of ``runs`` (results of :func:`run`): a row per mode and
+    question type (and all), R@5 any/all, R@10 any and NDCG@10 — the figures the docs
+    quote. Cost: nothing worth counting."""
+    head = "| mode | questions | " + " | ".join(TABLE_METRICS) + " |"
+    lines = [head, "|" + " --- |" * (len(TABLE_METRICS) + 2)]
+    for r in runs:
+        groups = [("all", {"questions": len(r["questions"]), **r["metrics"]}),
+                  *r["by_type"].items()]
+        for name, m in groups:
+            cells = " | ".join(f"{m[k]:.3f}" for k in TABLE_METRICS)
+            label = r["mode"] + "".join(f" {k}={v}" for k, v in r.get("fusion", {}).items()
+                                        if (k, v) not in (("rrf_k", 60), ("vector_weight", 1.0)))
+            lines.append(f"| {label} {name} | {m['questions']} | {cells} |")
+    return "\n".join(lines)

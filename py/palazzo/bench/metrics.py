@@ -25,6 +25,17 @@ def ndcg_any(ranked: Sequence[str], gold: set[str], k: int) -> float:
     return dcg / ideal if ideal else 0.0
 
 
+def by_category(rows: list[tuple[Sequence[str], set[str]]],
+                categories: Sequence[str | None]) -> dict[str, dict[str, float]]:
+    """Return {category: {"questions": n, **summarise(its rows)}} for rows labelled by
+    ``categories`` (LongMemEval's ``question_type``; None counts as "unlabelled"), so a
+    change shows where it helps and where it hurts. Cost: one pass per category."""
+    groups: dict[str, list[tuple[Sequence[str], set[str]]]] = {}
+    for row, cat in zip(rows, categories, strict=True):
+        groups.setdefault(cat or "unlabelled", []).append(row)
+    return {cat: {"questions": len(g), **summarise(g)} for cat, g in sorted(groups.items())}
+
+
 def summarise(rows: list[tuple[Sequence[str], set[str]]]) -> dict[str, float]:
     """Return the mean of each metric at each k over (ranked, gold) pairs."""
     out: dict[str, float] = {}

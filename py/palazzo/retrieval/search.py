@@ -116,6 +116,9 @@ def search(
     room: str | None = None,
     mode: str = "hybrid",
     pheromone: float = 0.0,
+    *,
+    rrf_k: int = RRF_K,
+    vector_weight: float = 1.0,
 ) -> list[Hit]:
     """Return up to ``limit`` hits for ``query``, best first.
 
@@ -125,7 +128,8 @@ def search(
     adds the learned term (hybrid only; see the module docstring); each hit then reports the
     term it got. Cost: one embedding, one matvec over all drawers, one sparse BM25 pass, and
     sorting the top candidates. A query longer than :data:`MAX_QUERY` characters is read up to
-    there.
+    there. ``rrf_k`` and ``vector_weight`` (the vector list's RRF weight against BM25's 1)
+    exist for the benchmarks that choose them; the defaults are what the numbers chose.
     """
     query = query[:MAX_QUERY]
     if mode not in MODES:
@@ -161,7 +165,8 @@ def search(
         fused = fusion.blend(vec, bm, alpha=0.6, mask=mask)
         order = fusion.rank(fused, mask, limit, positive=False)
     else:
-        fused = fusion.rrf([vec_ranked, bm_ranked], k=RRF_K, size=store.size)
+        fused = fusion.rrf([vec_ranked, bm_ranked], k=rrf_k, size=store.size,
+                           weights=None if vector_weight == 1.0 else [vector_weight, 1.0])
         if pheromone:
             boost = pheromone_term(palace, fused > 0, pheromone)
             fused = fused + boost

@@ -34,6 +34,48 @@ def test_bench_longmemeval_writes_rankings_and_metrics(tmp_path, capsys):
                                                            "ndcg_any") for k in (1, 3, 5, 10)}
 
 
+def test_bench_longmemeval_reports_each_question_type_and_several_modes(tmp_path, capsys):
+    questions = [_question(1, "My violin teacher is called Marta. She is strict."),
+                 _question(2, "The garage door code changed to 4417. Remember it."),
+                 {**_question(3, "Lentil soup wants cumin. Add it late."),
+                  "question_type": "other"}]
+    questions[2]["answer_session_ids"] = ["s3b"]  # a miss in its own category
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps(questions))
+    out = tmp_path / "out.json"
+    assert main(["bench", "longmemeval", "--data", str(data), "--out", str(out),
+                 "--embedder", "hash", "--mode", "hybrid,bm25"]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [r["mode"] for r in runs] == ["hybrid", "bm25"]
+    for r in runs:
+        assert r["by_type"]["test"]["questions"] == 2
+        assert r["by_type"]["test"]["recall_any@1"] == 1.0
+        assert r["by_type"]["other"]["recall_any@1"] == 0.0
+        assert r["metrics"]["recall_any@1"] == round(2 / 3, 4)
+    printed = capsys.readouterr().out
+    assert "| hybrid test | 2 | 1.000 |" in printed and "| bm25 other | 1 |" in printed
+
+
+def test_bench_longmemeval_can_read_every_turn_of_a_session(tmp_path, capsys):
+    q = _question(1, "Where did we leave the kayak?")
+    q["question"] = "which harbour did you suggest for the kayak"
+    q["haystack_sessions"][0] = [{"role": "user", "content": "Where did we leave the kayak?"},
+                                 {"role": "assistant", "content": "I suggest the north harbour."}]
+    q["haystack_sessions"][1] = [{"role": "user", "content": "kayak lessons at the harbour"}]
+    q["answer_session_ids"] = ["s1a"]
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([q]))
+    ranked = {}
+    for turns in ("user", "all"):
+        out = tmp_path / f"{turns}.json"
+        assert main(["bench", "longmemeval", "--data", str(data), "--out", str(out),
+                     "--embedder", "hash", "--mode", "bm25", "--turns", turns]) == 0
+        result = json.loads(out.read_text())
+        assert result["turns"] == turns
+        ranked[turns] = result["questions"][0]["ranked_session_ids"][0]
+    assert ranked == {"user": "s1b", "all": "s1a"}
+
+
 def test_a_file_without_longmemeval_fields_is_one_clear_error(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"question": "no ids"}]))

@@ -81,3 +81,20 @@ def test_a_huge_query_is_read_up_to_max_query_characters():
     assert out["query_cut_to"] == MAX_QUERY and len(out["query"]) == MAX_QUERY
     assert out["results"][0]["content"].startswith("the lighthouse")
     assert "query_cut_to" not in call(p, "search", {"query": "lighthouse"})
+
+
+def test_rrf_k_and_the_vector_weight_are_the_fusions_terms(palace):
+    query = "Marta violin strings"
+    assert [h.drawer_id for h in search(palace, query, vector_weight=1.0)] == \
+        [h.drawer_id for h in search(palace, query)]  # the default is an even fusion
+    for k, weight in ((0, 1.0), (0, 3.0), (10, 0.5)):
+        for hit in search(palace, query, limit=5, rrf_k=k, vector_weight=weight):
+            expected = 0.0
+            if hit.vector_rank is not None:
+                expected += weight / (k + hit.vector_rank)
+            if hit.bm25_rank is not None:
+                expected += 1.0 / (k + hit.bm25_rank)
+            assert hit.score == pytest.approx(expected)
+    # A huge vector weight gives the vector order.
+    assert [h.drawer_id for h in search(palace, query, limit=5, vector_weight=1e6)] == \
+        [h.drawer_id for h in search(palace, query, limit=5, mode="vector")]
