@@ -54,6 +54,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     mlt.add_argument("--data", required=True)
     mlt.add_argument("--out", required=True)
     mlt.add_argument("--group", type=int, default=6, help="sessions a drawer")
+    mlc = add("make-longconv", _make_longconv, "generated LongMemEval file of long "
+              "multi-session conversations with single-hop, multi-hop and temporal questions")
+    mlc.add_argument("--people", type=int, default=5, help="people, 6–8 questions each")
+    mlc.add_argument("--seed", type=int, default=0)
+    mlc.add_argument("--out", required=True)
     emb = add("embedder", _embedder, "MiniLM in NumPy vs ONNX Runtime fp32 vs int8: load, "
               "bytes, query latency, paragraphs/s at batch 1/8 and 100/256 tokens, int8 "
               "nearest-neighbour agreement and retrieval on a LongMemEval file")
@@ -172,6 +177,18 @@ def _make_longtext(args: argparse.Namespace, make_embedder: MakeEmbedder,
     from palazzo.bench import longmemeval, longtext
 
     questions = longtext.make(longmemeval.load(Path(args.data)), args.group)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(questions), encoding="utf-8")
+    print(f"{len(questions)} questions written to {out}", file=sys.stderr)
+    return 0
+
+
+def _make_longconv(args: argparse.Namespace, make_embedder: MakeEmbedder,
+                   progress: MakeProgress) -> int:
+    from palazzo.bench import convgen
+
+    questions = convgen.make(args.people, args.seed)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(questions), encoding="utf-8")
