@@ -47,6 +47,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "run one each")
     lme.add_argument("--vector-weight", type=float, default=1.0,
                      help="hybrid: the vector list's RRF weight (BM25's is 1)")
+    lme.add_argument("--recency", default="1", help="hybrid: the time prior's weight for "
+                     "queries about the present (0 off); several comma-separated run one each")
     lme.add_argument("--turns", default="user", choices=["user", "all"],
                      help="a session's drawer: its user turns (default) or every turn")
     mlt = add("make-longtext", _make_longtext, "LongMemEval file with sessions grouped into "
@@ -159,13 +161,16 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
     modes = [m.strip() for m in args.mode.split(",") if m.strip()]
     embedder = None if modes == ["bm25"] else make_embedder(args.embedder)
     ks = [int(k) for k in str(args.rrf_k).split(",") if k.strip()]
-    plans = [(mode, k) for mode in modes for k in (ks if mode == "hybrid" else [ks[0]])]
+    ws = [float(w) for w in str(args.recency).split(",") if w.strip()]
+    plans = [(mode, k, w) for mode in modes
+             for k in (ks if mode == "hybrid" else [ks[0]])
+             for w in (ws if mode == "hybrid" else [ws[0]])]
     runs = [longmemeval.run(Path(args.data), None if mode == "bm25" else embedder, mode,
                             progress=progress(f"questions ({mode})", args.progress),
                             chunk_size=args.chunk_size or None, turns=args.turns,
-                            fusion={"rrf_k": k, "vector_weight": args.vector_weight}
-                            if mode == "hybrid" else None)
-            for mode, k in plans]
+                            fusion={"rrf_k": k, "vector_weight": args.vector_weight,
+                                    "recency": w} if mode == "hybrid" else None)
+            for mode, k, w in plans]
     _write(args.out, runs[0] if len(runs) == 1 else {"benchmark": "longmemeval",
                                                        "runs": runs})
     print(longmemeval.table(runs))

@@ -3,7 +3,8 @@
 Reads LongMemEval's own field names (question_id, question, haystack_session_ids,
 haystack_sessions, answer_session_ids). A session's drawer is its user turns joined by
 newlines (MemPalace's "raw" protocol); the question is the query; the ranked drawers map back
-to session ids.
+to session ids. A session's date (``haystack_dates``, when the file has them) becomes its
+drawer's ``created_at``, so search's time prior sees what a user's imported chats give it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,20 @@ def session_text(session: list[dict[str, Any]], turns: str = "user") -> str:
     questions about what the assistant said can find their session)."""
     return "\n".join(t.get("content", "") for t in session
                      if turns == "all" or t.get("role") == "user")
+
+
+def session_time(stamp: Any) -> float | None:
+    """Return the epoch seconds (UTC) of a LongMemEval date such as ``2023/05/20 (Sat) 07:46``,
+    or None when it is missing or not in that form (the drawer then keeps the palace clock's
+    time)."""
+    if not isinstance(stamp, str):
+        return None
+    day, _, clock = stamp.partition(")")
+    try:
+        when = datetime.strptime(f"{day[:10]} {clock.strip() or '00:00'}", "%Y/%m/%d %H:%M")
+    except ValueError:
+        return None
+    return when.replace(tzinfo=UTC).timestamp()
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -58,10 +74,11 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
     if prepare is not None:
         prepare([t for t in texts if t.strip()])
         palace.set_embedder(embedder)
-    for sid, text in zip(q["haystack_session_ids"], texts, strict=True):
+    dates = q.get("haystack_dates") or [None] * len(texts)
+    for sid, text, stamp in zip(q["haystack_session_ids"], texts, dates, strict=True):
         if not text.strip():
             continue
-        did, _ = palace.add_drawer("haystack", "sessions", text)
+        did, _ = palace.add_drawer("haystack", "sessions", text, created_at=session_time(stamp))
         sessions_of.setdefault(did, []).append(sid)
     hits = search(palace, q["question"], limit=max(RANKED, len(sessions_of)), mode=mode,
                   **(fusion or {}))
@@ -119,6 +136,7 @@ def table(runs: list[dict[str, Any]]) -> str:
         for name, m in groups:
             cells = " | ".join(f"{m[k]:.3f}" for k in TABLE_METRICS)
             label = r["mode"] + "".join(f" {k}={v}" for k, v in r.get("fusion", {}).items()
-                                        if (k, v) not in (("rrf_k", 60), ("vector_weight", 1.0)))
+                                        if (k, v) not in (("rrf_k", 60), ("vector_weight", 1.0),
+                                                               ("recency", 1.0)))
             lines.append(f"| {label} {name} | {m['questions']} | {cells} |")
     return "\n".join(lines)

@@ -27,6 +27,7 @@ from palazzo.ops.registry import (
     obj,
 )
 from palazzo.palace import Palace
+from palazzo.retrieval import recency
 from palazzo.retrieval.search import MAX_QUERY, search, vector_scores
 
 operation = Operations()
@@ -218,16 +219,20 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
 
 @operation("search",
            "Hybrid search (vectors + BM25, fused by RRF) with optional wing/room filter; "
-           "pheromone > 0 adds the learned-from-use term (off by default).",
+           "pheromone > 0 adds the learned-from-use term (off by default); a query about "
+           "the present (now, currently, these days...) prefers the newer of the drawers it "
+           "found, weighed by recency (default 1, 0 turns it off).",
            obj({"query": TEXT, "limit": LIMIT, "wing": NAME, "room": NAME,
                  "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]},
-                 "pheromone": {"type": "number", "minimum": 0, "maximum": 10}},
+                 "pheromone": {"type": "number", "minimum": 0, "maximum": 10},
+                 "recency": {"type": "number", "minimum": 0, "maximum": 10}},
                 ("query",)))
 def _search(palace: Palace, args: dict[str, Any]) -> Result:
     query = args["query"]
     hits = search(palace, query, limit=args.get("limit", 10), wing=args.get("wing"),
                   room=args.get("room"), mode=args.get("mode", "hybrid"),
-                  pheromone=args.get("pheromone", 0.0))
+                  pheromone=args.get("pheromone", 0.0),
+                  recency=args.get("recency", recency.WEIGHT))
     out = {"query": query[:MAX_QUERY], "results": [h.to_dict() for h in hits]}
     if len(query) > MAX_QUERY:
         out["query_cut_to"] = MAX_QUERY  # what was read; the rest was ignored

@@ -22,6 +22,7 @@ import numpy as np
 
 from palazzo.errors import ValidationError, VectorsPending
 from palazzo.retrieval import fusion
+from palazzo.retrieval import recency as time_prior
 
 MODES = ("hybrid", "vector", "bm25", "blend")
 # How deep each ranked list goes into the fusion, per requested result.
@@ -45,6 +46,7 @@ class Hit:
     vector_rank: int | None
     bm25_rank: int | None
     pheromone: float | None = None
+    recency: float | None = None
 
     def to_dict(self, snippet: int | None = None) -> dict[str, Any]:
         text = self.content if snippet is None else self.content[:snippet]
@@ -60,6 +62,7 @@ class Hit:
                 "vector_rank": self.vector_rank,
                 "bm25_rank": self.bm25_rank,
                 "pheromone": self.pheromone,
+                "recency": self.recency,
             },
         }
 
@@ -119,6 +122,7 @@ def search(
     *,
     rrf_k: int = RRF_K,
     vector_weight: float = 1.0,
+    recency: float = time_prior.WEIGHT,
 ) -> list[Hit]:
     """Return up to ``limit`` hits for ``query``, best first.
 
@@ -130,6 +134,8 @@ def search(
     sorting the top candidates. A query longer than :data:`MAX_QUERY` characters is read up to
     there. ``rrf_k`` and ``vector_weight`` (the vector list's RRF weight against BM25's 1)
     exist for the benchmarks that choose them; the defaults are what the numbers chose.
+    ``recency`` weighs the time prior a hybrid query about the present gets (see
+    :mod:`palazzo.retrieval.recency`; 0 turns it off); each hit then reports its term.
     """
     query = query[:MAX_QUERY]
     if mode not in MODES:
@@ -137,6 +143,9 @@ def search(
     pheromone = float(pheromone)
     if not 0.0 <= pheromone <= MAX_PHEROMONE_WEIGHT:
         raise ValidationError(f"pheromone must be between 0 and {MAX_PHEROMONE_WEIGHT:g}")
+    recency = float(recency)
+    if not 0.0 <= recency <= time_prior.MAX_WEIGHT:
+        raise ValidationError(f"recency must be between 0 and {time_prior.MAX_WEIGHT:g}")
     if pheromone and mode != "hybrid":
         raise ValidationError("the pheromone term works with mode hybrid only")
     if not query.strip():
@@ -157,6 +166,7 @@ def search(
     bm_ranked = fusion.rank(bm, mask, depth) if bm is not None else np.empty(0, np.intp)
     fused = None
     boost = None
+    recent = None
     if mode == "vector":
         order = vec_ranked[:limit]
     elif mode == "bm25" or vec is None:
@@ -170,6 +180,10 @@ def search(
         if pheromone:
             boost = pheromone_term(palace, fused > 0, pheromone)
             fused = fused + boost
+        if recency and time_prior.asks_for_present(query):
+            recent = time_prior.term(store.columns["created_at"][: store.size], fused,
+                                     recency, mask, k=rrf_k)
+            fused = fused + recent
         order = fusion.rank(fused, mask, limit)
 
     vrank = {int(r): i + 1 for i, r in enumerate(vec_ranked)}
@@ -190,5 +204,6 @@ def search(
             bm25=float(bm[r]) if bm is not None else None,
             vector_rank=vrank.get(r), bm25_rank=brank.get(r),
             pheromone=None if boost is None else float(boost[r]),
+            recency=None if recent is None else float(recent[r]),
         ))
     return hits
