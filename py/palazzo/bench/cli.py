@@ -51,6 +51,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "queries about the present (0 off); several comma-separated run one each")
     lme.add_argument("--turns", default="user", choices=["user", "all"],
                      help="a session's drawer: its user turns (default) or every turn")
+    abl = add("ablate", _ablate, "fusion, long-drawer and time variants scored on one "
+              "embedding pass of a LongMemEval file, by question type")
+    abl.add_argument("--data", required=True)
+    abl.add_argument("--out", required=True)
+    abl.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
+    abl.add_argument("--turns", default="all", choices=["user", "all"])
     mlt = add("make-longtext", _make_longtext, "LongMemEval file with sessions grouped into "
               "long drawers")
     mlt.add_argument("--data", required=True)
@@ -174,6 +180,16 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
     _write(args.out, runs[0] if len(runs) == 1 else {"benchmark": "longmemeval",
                                                        "runs": runs})
     print(longmemeval.table(runs))
+    return 0
+
+
+def _ablate(args: argparse.Namespace, make_embedder: MakeEmbedder,
+            progress: MakeProgress) -> int:
+    from palazzo.bench import ablation
+
+    result = ablation.run(Path(args.data), make_embedder(args.embedder), args.turns)
+    _write(args.out, result)
+    print(ablation.table(result))
     return 0
 
 

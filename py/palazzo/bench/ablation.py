@@ -1,0 +1,241 @@
+"""Fusion and long-drawer ablations on a LongMemEval file: many scorings, one embedding pass.
+
+``palazzo bench longmemeval`` runs the engine's search, one palace per question, so each
+variant costs a full run. This benchmark embeds each distinct text once (the question, every
+session's chunks cut as the palace cuts them: :func:`palazzo.core.chunking.spans`, 900/150),
+builds BM25 over sessions and over chunks with the engine's own :class:`BM25Index`, and then
+scores every variant of :data:`VARIANTS` from those arrays, by session, with LongMemEval's
+metrics per question type. Variant ``hybrid`` is the engine's hybrid without the time prior
+and ``hybrid+recency`` the engine's default (the same figures as ``bench longmemeval``);
+the others are the ideas of issue 17 measured against them:
+
+- long drawers: BM25 over chunks with a drawer scored by its best chunk, the mean of its
+  best two, or a soft maximum; the vector side by its best two chunks; RRF of chunk-level
+  lists; three lists (vector, session BM25, chunk BM25);
+- fusion: fixed vector weights, z-score sums, a query-dependent vector weight from the two
+  lists' agreement in their top 5;
+- time: a stronger recency prior (RRF constant 5 instead of 60).
+
+Cost: one embedding of every distinct chunk (MiniLM: about 2 minutes for the 25-person
+generated set on 2 cores), then well under a second per variant.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from palazzo.bench import longmemeval
+from palazzo.bench.metrics import by_category, summarise
+from palazzo.core.chunking import spans
+from palazzo.retrieval import fusion, recency
+from palazzo.retrieval.bm25 import BM25Index
+
+DEPTH = 50  # search's list depth (MIN_DEPTH) for the lists it fuses
+K = 60
+
+
+@dataclass(slots=True)
+class Question:
+    """One question's arrays: per session (``n``) and per chunk (``chunk_of`` maps a chunk
+    to its session)."""
+
+    qid: str
+    qtype: str | None
+    text: str
+    sids: list[str]
+    gold: set[str]
+    times: np.ndarray  # per session, epoch seconds (NaN when undated)
+    bm: np.ndarray  # BM25 of each session
+    cbm: np.ndarray  # BM25 of each chunk (statistics over chunks)
+    ccos: np.ndarray  # cosine of each chunk to the question
+    chunk_of: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.sids)
+
+
+def prepare(path: Path, embedder, turns: str = "all", size: int = 900,
+            overlap: int = 150) -> list[Question]:
+    """Return the questions of ``path`` with every array the variants read. Cost: one
+    ``embedder.embed`` over the distinct question and chunk texts (batches of 64) and BM25
+    indexes per question."""
+    data = longmemeval.load(path)
+    rows = []
+    distinct: dict[str, int] = {}
+    for q in data:
+        texts, sids, times = [], [], []
+        dates = q.get("haystack_dates") or [None] * len(q["haystack_sessions"])
+        for sid, s, d in zip(q["haystack_session_ids"], q["haystack_sessions"], dates,
+                             strict=True):
+            t = longmemeval.session_text(s, turns)
+            if t.strip():
+                texts.append(t)
+                sids.append(sid)
+                when = longmemeval.session_time(d)
+                times.append(math.nan if when is None else when)
+        chunks, chunk_of = [], []
+        for i, t in enumerate(texts):
+            for a, b in spans(t, size, overlap):
+                chunks.append(t[a:b])
+                chunk_of.append(i)
+        for t in [q["question"], *chunks]:
+            distinct.setdefault(t, len(distinct))
+        rows.append((q, texts, sids, times, chunks, chunk_of))
+    order = list(distinct)
+    vectors = np.concatenate([np.asarray(embedder.embed(order[i:i + 64]), dtype=np.float32)
+                              for i in range(0, len(order), 64)]) if order else None
+    out = []
+    for q, texts, sids, times, chunks, chunk_of in rows:
+        qv = vectors[distinct[q["question"]]]
+        cv = vectors[[distinct[c] for c in chunks]] if chunks else np.zeros((0, len(qv)))
+        out.append(Question(
+            qid=q["question_id"], qtype=q.get("question_type"), text=q["question"],
+            sids=sids, gold=set(q["answer_session_ids"]), times=np.array(times),
+            bm=_bm25(texts, q["question"]), cbm=_bm25(chunks, q["question"]),
+            ccos=(cv @ qv).astype(np.float64), chunk_of=np.array(chunk_of, dtype=np.intp)))
+    return out
+
+
+def _bm25(texts: Sequence[str], query: str) -> np.ndarray:
+    index = BM25Index()
+    for i, t in enumerate(texts):
+        index.add(i, t)
+    return index.scores(query, size=len(texts)).astype(np.float64)
+
+
+def by_session(chunk_scores: np.ndarray, q: Question, how: str = "max") -> np.ndarray:
+    """Return a session score from its chunks' scores: ``max``, ``top2`` (mean of the best
+    two) or ``soft`` (log-sum-exp at temperature 2, a soft maximum). Cost: O(chunks)."""
+    if how == "max":
+        out = np.full(q.n, -np.inf)
+        np.maximum.at(out, q.chunk_of, chunk_scores)
+        return out
+    out = np.zeros(q.n)
+    for i in range(q.n):
+        s = np.sort(chunk_scores[q.chunk_of == i])[::-1]
+        if how == "top2":
+            out[i] = s[:2].mean()
+        else:
+            out[i] = s[0] + 2.0 * math.log(np.exp((s - s[0]) / 2.0).sum())
+    return out
+
+
+def _ranked(scores: np.ndarray, positive: bool, depth: int | None = None) -> np.ndarray:
+    return fusion.rank(scores, None, depth, positive=positive)
+
+
+def _rrf(q: Question, lists: Sequence[np.ndarray], weights: Sequence[float] | None = None,
+         k: int = K) -> np.ndarray:
+    return fusion.rrf(lists, k=k, weights=weights, size=q.n)
+
+
+def _vector(q: Question) -> np.ndarray:
+    return by_session(q.ccos, q)
+
+
+def _hybrid(q: Question, weight: float = 1.0) -> np.ndarray:
+    return _rrf(q, [_ranked(_vector(q), False, DEPTH), _ranked(q.bm, True, DEPTH)],
+                None if weight == 1.0 else [weight, 1.0])
+
+
+def _with_time(q: Question, fused: np.ndarray, k: int = K, weight: float = 1.0) -> np.ndarray:
+    if not recency.asks_for_present(q.text):
+        return fused
+    return fused + recency.term(q.times, fused, weight, k=k)
+
+
+def _agreement(q: Question, top: int = 5) -> float:
+    a = set(_ranked(_vector(q), False, DEPTH)[:top].tolist())
+    b = set(_ranked(q.bm, True, DEPTH)[:top].tolist())
+    return len(a & b) / top
+
+
+def _z(s: np.ndarray) -> np.ndarray:
+    s = np.where(np.isfinite(s), s, np.nan)
+    sd = np.nanstd(s) or 1.0
+    return np.nan_to_num((s - np.nanmean(s)) / sd, nan=-10.0)
+
+
+Variant = Callable[[Question], np.ndarray]
+# name -> (scores per session, whether only positive scores rank)
+VARIANTS: dict[str, tuple[Variant, bool]] = {
+    "bm25": (lambda q: q.bm, True),
+    "bm25 chunks max": (lambda q: by_session(q.cbm, q), True),
+    "bm25 chunks top2": (lambda q: by_session(q.cbm, q, "top2"), True),
+    "bm25 chunks soft": (lambda q: by_session(q.cbm, q, "soft"), True),
+    "vector": (_vector, False),
+    "vector chunks top2": (lambda q: by_session(q.ccos, q, "top2"), False),
+    "hybrid": (_hybrid, True),
+    "hybrid+recency": (lambda q: _with_time(q, _hybrid(q)), True),
+    "rrf vector + bm25 chunks max": (
+        lambda q: _rrf(q, [_ranked(_vector(q), False), _ranked(by_session(q.cbm, q), True)]),
+        True),
+    "rrf of chunk lists": (
+        lambda q: by_session(fusion.rrf([_ranked(q.ccos, False), _ranked(q.cbm, True)],
+                                        k=K, size=len(q.ccos)), q), True),
+    "rrf vector + bm25 + bm25 chunks": (
+        lambda q: _rrf(q, [_ranked(_vector(q), False, DEPTH), _ranked(q.bm, True, DEPTH),
+                           _ranked(by_session(q.cbm, q), True, DEPTH)]), True),
+    "z-sum vector + bm25 chunks soft": (
+        lambda q: 0.5 * _z(_vector(q)) + 0.5 * _z(by_session(q.cbm, q, "soft")), False),
+    "hybrid vector weight 0.7": (lambda q: _hybrid(q, 0.7), True),
+    "hybrid vector weight 0.5": (lambda q: _hybrid(q, 0.5), True),
+    "hybrid weight by agreement 0.7-1.3": (lambda q: _hybrid(q, 0.7 + 0.6 * _agreement(q)),
+                                           True),
+    "hybrid+recency strong (k 5, w 0.1)": (
+        lambda q: _with_time(q, _hybrid(q), k=5, weight=0.1), True),
+}
+
+
+def score(questions: list[Question], name: str) -> dict[str, Any]:
+    """Return the metrics of variant ``name`` over ``questions``, overall and by type."""
+    fn, positive = VARIANTS[name]
+    rows = []
+    for q in questions:
+        ranked = [q.sids[i] for i in _ranked(fn(q), positive)]
+        seen = set(ranked)
+        ranked += [s for s in q.sids if s not in seen]
+        rows.append((ranked, q.gold))
+    return {"variant": name, "metrics": summarise(rows),
+            "by_type": by_category(rows, [q.qtype for q in questions])}
+
+
+def run(path: Path, embedder, turns: str = "all",
+        variants: Sequence[str] | None = None) -> dict[str, Any]:
+    """Return every variant's metrics on ``path`` (see the module docstring)."""
+    t0 = time.perf_counter()
+    questions = prepare(path, embedder, turns)
+    prepared = time.perf_counter() - t0
+    results = [score(questions, v) for v in (variants or VARIANTS)]
+    return {"benchmark": "ablation", "data": str(path), "turns": turns,
+            "embedder": getattr(embedder, "name", None), "questions": len(questions),
+            "seconds_prepare": round(prepared, 2),
+            "seconds_score": round(time.perf_counter() - t0 - prepared, 2),
+            "variants": results}
+
+
+COLUMNS = ("recall_any@5", "recall_all@5", "recall_any@10", "ndcg_any@10")
+
+
+def table(result: dict[str, Any]) -> str:
+    """Return a Markdown table: a row per variant (all questions), R@5 any/all, R@10 and
+    NDCG@10, then R@5 any/all per question type in one cell each."""
+    types = sorted({t for v in result["variants"] for t in v["by_type"]})
+    head = "| variant | " + " | ".join(COLUMNS) + " | " + " | ".join(
+        f"{t} R@5 any/all" for t in types) + " |"
+    lines = [head, "|" + " --- |" * (1 + len(COLUMNS) + len(types))]
+    for v in result["variants"]:
+        m = v["metrics"]
+        cells = [f"{m[c]:.3f}" for c in COLUMNS]
+        cells += [f'{v["by_type"][t]["recall_any@5"]:.2f} / {v["by_type"][t]["recall_all@5"]:.2f}'
+                  if t in v["by_type"] else "" for t in types]
+        lines.append(f'| {v["variant"]} | ' + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,47 @@
+"""The ablation benchmark scores its variants from shared arrays; its hybrid is the engine's."""
+
+import json
+
+import pytest
+
+from palazzo.bench import ablation, convgen, longmemeval
+from palazzo.embed.hashing import HashEmbedder
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory):
+    p = tmp_path_factory.mktemp("abl") / "lc.json"
+    p.write_text(json.dumps(convgen.make(1, 3)), encoding="utf-8")
+    return p
+
+
+def test_hybrid_variants_give_the_engines_figures(path):
+    result = ablation.run(path, HashEmbedder(), "all", ["hybrid", "hybrid+recency"])
+    for variant, recency in zip(result["variants"], (0.0, 1.0), strict=True):
+        engine = longmemeval.run(path, HashEmbedder(), "hybrid", turns="all",
+                                 fusion={"recency": recency})
+        assert variant["metrics"] == engine["metrics"]
+        assert variant["by_type"] == engine["by_type"]
+
+
+def test_every_variant_scores_every_question(path):
+    result = ablation.run(path, HashEmbedder(), "all")
+    assert [v["variant"] for v in result["variants"]] == list(ablation.VARIANTS)
+    n = result["questions"]
+    for v in result["variants"]:
+        assert sum(t["questions"] for t in v["by_type"].values()) == n
+        assert all(0.0 <= x <= 1.0 for x in v["metrics"].values())
+    lines = ablation.table(result).splitlines()
+    assert len(lines) == 2 + len(ablation.VARIANTS) and "temporal R@5 any/all" in lines[0]
+
+
+def test_by_session_reads_a_sessions_chunks():
+    import numpy as np
+
+    q = ablation.Question("q", None, "x", ["a", "b"], {"a"}, np.array([0.0, 0.0]),
+                          np.zeros(2), np.zeros(3), np.zeros(3), np.array([0, 0, 1]))
+    scores = np.array([1.0, 3.0, 2.0])
+    assert ablation.by_session(scores, q).tolist() == [3.0, 2.0]
+    assert ablation.by_session(scores, q, "top2").tolist() == [2.0, 2.0]
+    soft = ablation.by_session(scores, q, "soft")
+    assert soft[0] > 3.0 and soft[1] == pytest.approx(2.0)
