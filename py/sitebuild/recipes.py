@@ -81,7 +81,7 @@ def sdist_wheel(sdist: Path, dest_dir: Path, packages: dict[str, str]) -> Path:
 def palazzo_wheel(root: Path, dest_dir: Path) -> Path:
     """Build the palazzo wheel from ``py/palazzo`` and return its path.
 
-    Engine and host modules alike; ``numpy`` is its only declared dependency.
+    Engine and host modules alike; it declares ``numpy`` and ``snowballstemmer`` (BM25's stemmer).
     """
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     name, version = project["name"], project["version"]
@@ -92,7 +92,8 @@ def palazzo_wheel(root: Path, dest_dir: Path) -> Path:
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     }
     dist = f"{name}-{version}"
-    files[f"{dist}.dist-info/METADATA"] = wheel_metadata_file(name, version, ["numpy"])
+    files[f"{dist}.dist-info/METADATA"] = wheel_metadata_file(name, version,
+                                                           ["numpy", "snowballstemmer"])
     files[f"{dist}.dist-info/WHEEL"] = wheel_file()
     files[f"{dist}.dist-info/top_level.txt"] = b"palazzo\n"
     dest = dest_dir / f"{dist}-py3-none-any.whl"

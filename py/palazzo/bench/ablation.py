@@ -14,7 +14,9 @@ the others are the ideas of issue 17 measured against them:
   lists; three lists (vector, session BM25, chunk BM25);
 - fusion: fixed vector weights, z-score sums, a query-dependent vector weight from the two
   lists' agreement in their top 5;
-- time: a stronger recency prior (RRF constant 5 instead of 60).
+- time: a stronger recency prior (RRF constant 5 instead of 60);
+- words: BM25 over words as written (no stemming, palazzo before issue 17), the Porter
+  stemmer, and Harman's S-stemmer (plurals only) instead of Snowball English.
 
 Cost: one embedding of every distinct chunk (MiniLM: about 2 minutes for the 25-person
 generated set on 2 cores), then well under a second per variant.
@@ -22,10 +24,11 @@ generated set on 2 cores), then well under a second per variant.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +38,7 @@ from palazzo.bench import longmemeval
 from palazzo.bench.metrics import by_category, summarise
 from palazzo.core.chunking import spans
 from palazzo.retrieval import fusion, recency
-from palazzo.retrieval.bm25 import BM25Index
+from palazzo.retrieval.bm25 import BM25Index, Tokenizer, tokenize
 
 DEPTH = 50  # search's list depth (MIN_DEPTH) for the lists it fuses
 K = 60
@@ -56,6 +59,7 @@ class Question:
     cbm: np.ndarray  # BM25 of each chunk (statistics over chunks)
     ccos: np.ndarray  # cosine of each chunk to the question
     chunk_of: np.ndarray
+    bm_words: dict[str, np.ndarray] = field(default_factory=dict)  # BM25 by WORDS tokenizer
 
     @property
     def n(self) -> int:
@@ -100,12 +104,50 @@ def prepare(path: Path, embedder, turns: str = "all", size: int = 900,
             qid=q["question_id"], qtype=q.get("question_type"), text=q["question"],
             sids=sids, gold=set(q["answer_session_ids"]), times=np.array(times),
             bm=_bm25(texts, q["question"]), cbm=_bm25(chunks, q["question"]),
-            ccos=(cv @ qv).astype(np.float64), chunk_of=np.array(chunk_of, dtype=np.intp)))
+            ccos=(cv @ qv).astype(np.float64), chunk_of=np.array(chunk_of, dtype=np.intp),
+            bm_words={name: _bm25(texts, q["question"], tok) for name, tok in WORDS.items()}))
     return out
 
 
-def _bm25(texts: Sequence[str], query: str) -> np.ndarray:
-    index = BM25Index()
+def _s_stem(term: str) -> str:
+    """Harman's S-stemmer: plurals only (-ies -> -y, -es -> -e, -s -> '')."""
+    if len(term) > 3 and term.endswith("ies") and not term.endswith(("eies", "aies")):
+        return term[:-3] + "y"
+    if len(term) > 3 and term.endswith("es") and not term.endswith(("aes", "ees", "oes")):
+        return term[:-1]
+    if len(term) > 3 and term.endswith("s") and not term.endswith(("us", "ss")):
+        return term[:-1]
+    return term
+
+
+class _Stemmed:
+    """A BM25 tokenizer with another stemmer (for the comparison only)."""
+
+    stopwords = Tokenizer().stopwords
+
+    def __init__(self, stem: Callable[[str], str]) -> None:
+        self.stem = stem
+
+    def __call__(self, text: str) -> list[str]:
+        return [self.stem(t) for t in tokenize(text)]
+
+
+@functools.lru_cache(maxsize=1)
+def _porter() -> Callable[[str], str]:
+    from snowballstemmer import stemmer
+
+    return stemmer("porter").stemWord
+
+
+WORDS: dict[str, Callable[[str], list[str]]] = {
+    "as written": Tokenizer(stemmer=None),
+    "porter": _Stemmed(lambda t: _porter()(t)),
+    "s-stemmer": _Stemmed(_s_stem),
+}
+
+
+def _bm25(texts: Sequence[str], query: str, tokenizer=None) -> np.ndarray:
+    index = BM25Index(tokenizer=tokenizer)
     for i, t in enumerate(texts):
         index.add(i, t)
     return index.scores(query, size=len(texts)).astype(np.float64)
@@ -141,8 +183,9 @@ def _vector(q: Question) -> np.ndarray:
     return by_session(q.ccos, q)
 
 
-def _hybrid(q: Question, weight: float = 1.0) -> np.ndarray:
-    return _rrf(q, [_ranked(_vector(q), False, DEPTH), _ranked(q.bm, True, DEPTH)],
+def _hybrid(q: Question, weight: float = 1.0, words: str | None = None) -> np.ndarray:
+    bm = q.bm if words is None else q.bm_words[words]
+    return _rrf(q, [_ranked(_vector(q), False, DEPTH), _ranked(bm, True, DEPTH)],
                 None if weight == 1.0 else [weight, 1.0])
 
 
@@ -192,6 +235,12 @@ VARIANTS: dict[str, tuple[Variant, bool]] = {
                                            True),
     "hybrid+recency strong (k 5, w 0.1)": (
         lambda q: _with_time(q, _hybrid(q), k=5, weight=0.1), True),
+    "bm25, words as written": (lambda q: q.bm_words["as written"], True),
+    "hybrid+recency, words as written": (
+        lambda q: _with_time(q, _hybrid(q, words="as written")), True),
+    "hybrid+recency, porter stems": (lambda q: _with_time(q, _hybrid(q, words="porter")), True),
+    "hybrid+recency, s-stemmer": (lambda q: _with_time(q, _hybrid(q, words="s-stemmer")), True),
+    "hybrid+recency, vector weight 0.7": (lambda q: _with_time(q, _hybrid(q, 0.7)), True),
 }
 
 

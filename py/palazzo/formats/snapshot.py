@@ -56,7 +56,7 @@ from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries
 from palazzo.memory.kg import KnowledgeGraph
 from palazzo.provenance.kernel import Provenance
-from palazzo.retrieval.bm25 import BM25Index
+from palazzo.retrieval.bm25 import BM25Index, Tokenizer
 
 MAGIC = b"PZSNAP\x00\x01"
 PREFIX = struct.Struct("<8sQI")
@@ -268,6 +268,17 @@ def _bm25(index: BM25Index, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
 
 # -- reading ----------------------------------------------------------------------------------
 
+def _retokenised(palace: Any, old: BM25Index) -> BM25Index:
+    """Return the text index of ``palace``'s drawers tokenised as BM25 now tokenises (an
+    index saved before stemming is rebuilt when the palace opens, and saved rebuilt with its
+    next snapshot). Cost: tokenising every drawer once (docs/benchmarks.md, "Stemming")."""
+    new = BM25Index(old.k1, old.b, tokenizer=Tokenizer(old.tokenizer.stopwords))
+    new.reserve(old.capacity)
+    for row in palace.drawers.live_rows():
+        new.add(int(row), palace.drawers.content[row])
+    return new
+
+
 def read_snapshot(data: bytes | bytearray | Any, make_palace: Callable[..., Any]) -> Any:
     """Return the palace a snapshot holds; raise :class:`SnapshotDamaged` for bytes that are
     not a whole snapshot.
@@ -304,6 +315,8 @@ def read_snapshot(data: bytes | bytearray | Any, make_palace: Callable[..., Any]
     bm25 = {name[2:]: value for name, value in a.items() if name.startswith("t.")}
     bm25["vocab"] = _read_texts(bm25.pop("vocab.offsets"), bm25.pop("vocab.block"))
     palace.text_index = BM25Index.from_state({**meta["bm25"], **bm25})
+    if palace.text_index.tokenizer != Tokenizer(palace.text_index.tokenizer.stopwords):
+        palace.text_index = _retokenised(palace, palace.text_index)
     for name in SECTIONS:
         raw = a.get(f"s.{name}")
         if raw is None:  # version 1: the section is in the header

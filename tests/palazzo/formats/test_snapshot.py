@@ -145,3 +145,33 @@ def test_the_palace_owns_the_buffer_it_was_read_from_and_bytes_are_never_changed
     assert bytes(buffer) != data and export_palace(viewed, exported_at=0.0) == \
         export_palace(copied, exported_at=0.0)
     snapshot.unpack(data)  # still whole
+
+
+def test_a_text_index_saved_before_stemming_is_rebuilt_stemmed_on_opening():
+    from palazzo.retrieval.bm25 import BM25Index, Tokenizer
+
+    palace = rich_palace()
+    palace.add_drawer("trips", "walks", "We went hiking on two consecutive weekends")
+    old = BM25Index(tokenizer=Tokenizer(stemmer=None))
+    for row in palace.drawers.live_rows():
+        old.add(int(row), palace.drawers.content[row])
+    palace.text_index = old
+    real_state = BM25Index.state
+
+    def unstemmed_state(self):  # the state of a snapshot written before stemming
+        state = real_state(self)
+        state.pop("stemmer")
+        return state
+
+    with mock.patch.object(BM25Index, "state", unstemmed_state):
+        data = snapshot.write_snapshot(palace)
+    assert "stemmer" not in snapshot.unpack(data)[0]["bm25"]
+    again = snapshot.read_snapshot(data, make)
+    assert again.text_index.tokenizer.stemmer == "english"
+    hits = call(again, "search", {"query": "hikes", "mode": "bm25"})["results"]
+    assert [h["room"] for h in hits] == ["walks"]
+    fresh = BM25Index()
+    for row in again.drawers.live_rows():
+        fresh.add(int(row), again.drawers.content[row])
+    for q in ("pears orchard", "basil sun", "launch friday"):
+        assert np.array_equal(again.text_index.scores(q), fresh.scores(q))

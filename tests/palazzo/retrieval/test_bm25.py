@@ -258,3 +258,36 @@ def test_invalid_arguments():
         index.add(True, "x")
     with pytest.raises(ValueError):
         index.remove(-2)
+
+
+def test_the_bm25_tokenizer_stems_plain_latin_words_only():
+    tok = Tokenizer()
+    assert tok("She hikes; we hiked, hiking trails") == ["hike", "hike", "hike", "trail"]
+    assert tok("attended sessions") == ["attend", "session"]
+    # Words with digits, other scripts and Han characters are kept as tokenize gives them.
+    assert tok("mp3s 2024 русские слова 東京") == tokenize("mp3s 2024 русские слова 東京")
+    assert Tokenizer(stemmer=None)("hikes hiking") == ["hikes", "hiking"]
+    with pytest.raises(ValueError, match="unknown stemmer"):
+        Tokenizer(stemmer="klingon")
+
+
+def test_a_query_meets_the_drawer_in_another_form_of_its_words():
+    for stemmer, found in (("english", True), (None, False)):
+        index = BM25Index(tokenizer=Tokenizer(stemmer=stemmer))
+        index.add(0, "We went hiking on two consecutive weekends")
+        index.add(1, "a quiet week of reading")
+        assert bool(index.scores("how long were the hikes", size=2)[0] > 0) is found
+
+
+def test_the_stemmer_travels_with_the_state_and_old_states_stay_unstemmed():
+    index = BM25Index()
+    index.add(0, "hiking boots")
+    again = BM25Index.from_state(index.state())
+    assert again.tokenizer.stemmer == "english" and again.scores("hikes", size=1)[0] > 0
+    old = BM25Index(tokenizer=Tokenizer(stemmer=None))
+    old.add(0, "hiking boots")
+    state = old.state()
+    del state["stemmer"]  # what a snapshot written before stemming holds
+    restored = BM25Index.from_state(state)
+    assert restored.tokenizer.stemmer is None
+    assert restored.scores("hiking", size=1)[0] > 0 and restored.scores("hikes", size=1)[0] == 0
