@@ -270,12 +270,14 @@ def _bm25(index: BM25Index, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
 
 def _retokenised(palace: Any, old: BM25Index) -> BM25Index:
     """Return the text index of ``palace``'s drawers tokenised as BM25 now tokenises (an
-    index saved before stemming is rebuilt when the palace opens, and saved rebuilt with its
-    next snapshot). Cost: tokenising every drawer once (docs/benchmarks.md, "Stemming")."""
+    index saved before stemming is rebuilt when the palace opens; a writing store then saves
+    it at once: :meth:`~palazzo.persist.palacestore.PalaceStore.boot`). Cost: tokenising every
+    drawer once, about 3 s at 20k drawers (docs/benchmarks.md, "Stemming")."""
     new = BM25Index(old.k1, old.b, tokenizer=Tokenizer(old.tokenizer.stopwords))
     new.reserve(old.capacity)
     for row in palace.drawers.live_rows():
         new.add(int(row), palace.drawers.content[row])
+    new.retokenised = True
     return new
 
 

@@ -303,6 +303,15 @@ class PalaceStore:
         _load_keyring(palace, self.space.read(KEYS))
         self._keys = palace.provenance.keyring_to_json()
         self.palace = palace
+        if palace.text_index.retokenised and self.writer and not self.status.read_only:
+            # The snapshot's word index was tokenised the old way and rebuilt on reading
+            # (seconds at 20k drawers): save it now so later opens read it as it is. A save
+            # that fails leaves the palace open as read; the next open rebuilds again.
+            try:
+                self.compact()
+                palace.text_index.retokenised = False
+            except (PalazzoError, OSError):
+                pass
         return self.status
 
     def _replay_prefix(self, gen: int, records: list[Record]) -> Palace:

@@ -245,6 +245,9 @@ class BM25Index:
         self.b = float(b)
         self.tokenizer = tokenizer if tokenizer is not None else Tokenizer()
         self._backend_choice: Backend = backend
+        # True when this index was rebuilt from the drawers because the one saved was
+        # tokenised another way (before stemming): the store then saves it at once.
+        self.retokenised = False
         self.clear()
 
     # --- size -----------------------------------------------------------------------------

@@ -261,3 +261,40 @@ def test_a_batch_that_fails_part_way_lands_nowhere():
     assert store.status.journal_records == 1
     again = PalaceStore(space, make, clock=ticking())
     assert export_palace(again.palace, exported_at=0.0) == before
+
+
+def test_a_snapshot_whose_word_index_predates_stemming_is_saved_again_on_opening():
+    from unittest import mock
+
+    from palazzo.formats import snapshot
+    from palazzo.retrieval.bm25 import BM25Index, Tokenizer
+
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking())
+    run_ops(store)
+    store.call("add_drawer", {"wing": "home", "room": "walks", "content": "hiking at dawn"})
+    old = BM25Index(tokenizer=Tokenizer(stemmer=None))
+    for row in store.palace.drawers.live_rows():
+        old.add(int(row), store.palace.drawers.content[row])
+    store.palace.text_index = old
+    real_state = BM25Index.state
+
+    def unstemmed_state(self):  # what a palazzo before stemming wrote
+        state = real_state(self)
+        state.pop("stemmer")
+        return state
+
+    with mock.patch.object(BM25Index, "state", unstemmed_state):
+        store.compact()
+    gen = store.status.generation
+    before = state(store)
+    reader = PalaceStore(copy_space(space), make, clock=ticking(), read_only=True)
+    assert reader.status.generation == gen  # a reader rebuilds in memory, writes nothing
+    assert reader.palace.text_index.tokenizer.stemmer == "english"
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.status.generation == gen + 1 and state(again) == before
+    meta, _ = snapshot.unpack(space.read(f"snapshot-{gen + 1:08d}.pz"))
+    assert meta["bm25"]["stemmer"] == "english"
+    assert not again.palace.text_index.retokenised
+    hits = again.call("search", {"query": "hikes", "mode": "bm25"})["results"]
+    assert [h["room"] for h in hits] == ["walks"]
