@@ -15,6 +15,8 @@ the others are the ideas of issue 17 measured against them:
 - fusion: fixed vector weights, z-score sums, a query-dependent vector weight from the two
   lists' agreement in their top 5;
 - time: a stronger recency prior (RRF constant 5 instead of 60);
+- feedback: RM3-style pseudo-relevance feedback on BM25;
+- scores instead of ranks: z-score and min-max sums, RRF plus a small z-score sum;
 - words: BM25 over words as written (no stemming, palazzo before issue 17), the Porter
   stemmer, and Harman's S-stemmer (plurals only) instead of Snowball English.
 
@@ -60,6 +62,7 @@ class Question:
     ccos: np.ndarray  # cosine of each chunk to the question
     chunk_of: np.ndarray
     bm_words: dict[str, np.ndarray] = field(default_factory=dict)  # BM25 by WORDS tokenizer
+    texts: list[str] = field(default_factory=list)  # the sessions' texts (for feedback)
 
     @property
     def n(self) -> int:
@@ -105,7 +108,8 @@ def prepare(path: Path, embedder, turns: str = "all", size: int = 900,
             sids=sids, gold=set(q["answer_session_ids"]), times=np.array(times),
             bm=_bm25(texts, q["question"]), cbm=_bm25(chunks, q["question"]),
             ccos=(cv @ qv).astype(np.float64), chunk_of=np.array(chunk_of, dtype=np.intp),
-            bm_words={name: _bm25(texts, q["question"], tok) for name, tok in WORDS.items()}))
+            bm_words={name: _bm25(texts, q["question"], tok) for name, tok in WORDS.items()},
+            texts=texts))
     return out
 
 
@@ -207,6 +211,36 @@ def _z(s: np.ndarray) -> np.ndarray:
     return np.nan_to_num((s - np.nanmean(s)) / sd, nan=-10.0)
 
 
+def rm3(q: Question, feedback: int = 3, terms: int = 10, weight: float = 0.5) -> np.ndarray:
+    """Return BM25 with pseudo-relevance feedback (RM3-style): the ``terms`` terms most
+    frequent (relative to length) in the ``feedback`` best BM25 sessions, not in the query,
+    are added as queries of their own, weighted by ``weight`` times their share. Cost: one
+    BM25 index and ``terms + 1`` queries."""
+    top = _ranked(q.bm, True, feedback)
+    index = BM25Index()
+    for i, t in enumerate(q.texts):
+        index.add(i, t)
+    scores = index.scores(q.text, size=q.n).astype(np.float64)
+    if not len(top):
+        return scores
+    asked = set(index.tokenizer(q.text))
+    mass: dict[str, float] = {}
+    for r in top:
+        words = index.tokenizer(q.texts[r])
+        for w in words:
+            if w not in asked:
+                mass[w] = mass.get(w, 0.0) + 1.0 / len(words)
+    best = sorted(mass.items(), key=lambda kv: (-kv[1], kv[0]))[:terms]
+    total = sum(v for _, v in best) or 1.0
+    for w, v in best:
+        scores += weight * v / total * index.scores(w, size=q.n)
+    return scores
+
+
+def _minmax(s: np.ndarray) -> np.ndarray:
+    return fusion.minmax(np.where(np.isfinite(s), s, -np.inf))
+
+
 Variant = Callable[[Question], np.ndarray]
 # name -> (scores per session, whether only positive scores rank)
 VARIANTS: dict[str, tuple[Variant, bool]] = {
@@ -241,6 +275,16 @@ VARIANTS: dict[str, tuple[Variant, bool]] = {
     "hybrid+recency, porter stems": (lambda q: _with_time(q, _hybrid(q, words="porter")), True),
     "hybrid+recency, s-stemmer": (lambda q: _with_time(q, _hybrid(q, words="s-stemmer")), True),
     "hybrid+recency, vector weight 0.7": (lambda q: _with_time(q, _hybrid(q, 0.7)), True),
+    "bm25 rm3 (3 sessions, 10 terms, 0.5)": (rm3, True),
+    "hybrid+recency, bm25 rm3": (
+        lambda q: _with_time(q, _rrf(q, [_ranked(_vector(q), False, DEPTH),
+                                         _ranked(rm3(q), True, DEPTH)])), True),
+    "z-sum vector + bm25": (lambda q: 0.5 * _z(_vector(q)) + 0.5 * _z(q.bm), False),
+    "min-max sum vector + bm25": (
+        lambda q: 0.5 * _minmax(_vector(q)) + 0.5 * _minmax(q.bm), False),
+    "hybrid+recency + 0.02 z-sum": (
+        lambda q: _with_time(q, _hybrid(q)) + 0.02 * (0.5 * _z(_vector(q)) + 0.5 * _z(q.bm)),
+        False),
 }
 
 
