@@ -302,13 +302,16 @@ def score(questions: list[Question], name: str) -> dict[str, Any]:
 
 
 def run(path: Path, embedder, turns: str = "all",
-        variants: Sequence[str] | None = None) -> dict[str, Any]:
-    """Return every variant's metrics on ``path`` (see the module docstring)."""
+        variants: Sequence[str] | None = None, size: int = 900,
+        overlap: int = 150) -> dict[str, Any]:
+    """Return every variant's metrics on ``path`` (see the module docstring), chunks cut at
+    ``size`` characters sharing ``overlap``."""
     t0 = time.perf_counter()
-    questions = prepare(path, embedder, turns)
+    questions = prepare(path, embedder, turns, size, overlap)
     prepared = time.perf_counter() - t0
     results = [score(questions, v) for v in (variants or VARIANTS)]
     return {"benchmark": "ablation", "data": str(path), "turns": turns,
+            "chunk_size": size, "overlap": overlap,
             "embedder": getattr(embedder, "name", None), "questions": len(questions),
             "seconds_prepare": round(prepared, 2),
             "seconds_score": round(time.perf_counter() - t0 - prepared, 2),

@@ -57,6 +57,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     abl.add_argument("--out", required=True)
     abl.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
     abl.add_argument("--turns", default="all", choices=["user", "all"])
+    abl.add_argument("--chunk-size", type=int, default=900, help="characters a chunk")
+    abl.add_argument("--overlap", type=int, default=150, help="characters chunks share")
     mlt = add("make-longtext", _make_longtext, "LongMemEval file with sessions grouped into "
               "long drawers")
     mlt.add_argument("--data", required=True)
@@ -187,7 +189,8 @@ def _ablate(args: argparse.Namespace, make_embedder: MakeEmbedder,
             progress: MakeProgress) -> int:
     from palazzo.bench import ablation
 
-    result = ablation.run(Path(args.data), make_embedder(args.embedder), args.turns)
+    result = ablation.run(Path(args.data), make_embedder(args.embedder), args.turns,
+                          size=args.chunk_size, overlap=args.overlap)
     _write(args.out, result)
     print(ablation.table(result))
     return 0

@@ -45,3 +45,11 @@ def test_by_session_reads_a_sessions_chunks():
     assert ablation.by_session(scores, q, "top2").tolist() == [2.0, 2.0]
     soft = ablation.by_session(scores, q, "soft")
     assert soft[0] > 3.0 and soft[1] == pytest.approx(2.0)
+
+
+def test_chunks_are_cut_at_the_size_asked_for(path):
+    small = ablation.prepare(path, HashEmbedder(), "all", size=300, overlap=50)
+    default = ablation.prepare(path, HashEmbedder(), "all")
+    assert sum(len(q.ccos) for q in small) > 2 * sum(len(q.ccos) for q in default)
+    assert ablation.run(path, HashEmbedder(), "all", ["hybrid"], size=300,
+                        overlap=50)["chunk_size"] == 300
