@@ -2,8 +2,9 @@
 
 ``palazzo bench longmemeval`` runs the engine's search, one palace per question, so each
 variant costs a full run. This benchmark embeds each distinct text once (the question, every
-session's chunks cut as the palace cuts them: :func:`palazzo.core.chunking.spans`, 900/150),
-builds BM25 over sessions and over chunks with the engine's own :class:`BM25Index`, and then
+session's chunks cut as the palace cuts them: :func:`palazzo.core.chunking.spans`, 500
+characters sharing a sixth), builds BM25 over sessions and over chunks with the engine's own
+:class:`BM25Index`, and then
 scores every variant of :data:`VARIANTS` from those arrays, by session, with LongMemEval's
 metrics per question type. Variant ``hybrid`` is the engine's hybrid without the time prior
 and ``hybrid+recency`` the engine's default (the same figures as ``bench longmemeval``);
@@ -39,6 +40,7 @@ import numpy as np
 from palazzo.bench import longmemeval
 from palazzo.bench.metrics import by_category, summarise
 from palazzo.core.chunking import spans
+from palazzo.core.model import CHUNK_SIZE
 from palazzo.retrieval import fusion, recency
 from palazzo.retrieval.bm25 import BM25Index, Tokenizer, tokenize
 
@@ -69,11 +71,12 @@ class Question:
         return len(self.sids)
 
 
-def prepare(path: Path, embedder, turns: str = "all", size: int = 900,
-            overlap: int = 150) -> list[Question]:
+def prepare(path: Path, embedder, turns: str = "all", size: int = CHUNK_SIZE,
+            overlap: int | None = None) -> list[Question]:
     """Return the questions of ``path`` with every array the variants read. Cost: one
     ``embedder.embed`` over the distinct question and chunk texts (batches of 64) and BM25
-    indexes per question."""
+    indexes per question. ``overlap`` None is the palace's: a sixth of ``size``."""
+    overlap = size // 6 if overlap is None else overlap
     data = longmemeval.load(path)
     rows = []
     distinct: dict[str, int] = {}
@@ -302,11 +305,12 @@ def score(questions: list[Question], name: str) -> dict[str, Any]:
 
 
 def run(path: Path, embedder, turns: str = "all",
-        variants: Sequence[str] | None = None, size: int = 900,
-        overlap: int = 150) -> dict[str, Any]:
+        variants: Sequence[str] | None = None, size: int = CHUNK_SIZE,
+        overlap: int | None = None) -> dict[str, Any]:
     """Return every variant's metrics on ``path`` (see the module docstring), chunks cut at
     ``size`` characters sharing ``overlap``."""
     t0 = time.perf_counter()
+    overlap = size // 6 if overlap is None else overlap
     questions = prepare(path, embedder, turns, size, overlap)
     prepared = time.perf_counter() - t0
     results = [score(questions, v) for v in (variants or VARIANTS)]

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from palazzo.core.model import CHUNK_SIZE
+
 # Makes the embedder of a name (the host's, which may say on stderr what it picked).
 MakeEmbedder = Callable[[str], Any]
 # Makes a progress callback from a label and whether to show it when stderr is no terminal.
@@ -42,7 +44,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     lme.add_argument("--mode", default="hybrid", help="one mode, or several comma-separated "
                      "(e.g. hybrid,vector,bm25: one run each, the embeddings shared)")
     lme.add_argument("--progress", action="store_true", help="show progress when not a TTY")
-    lme.add_argument("--chunk-size", type=int, default=900, help="characters; 0 embeds whole")
+    lme.add_argument("--chunk-size", type=int, default=CHUNK_SIZE,
+                     help="characters; 0 embeds whole")
     lme.add_argument("--rrf-k", default="60", help="hybrid's RRF k; several comma-separated "
                      "run one each")
     lme.add_argument("--vector-weight", type=float, default=1.0,
@@ -57,8 +60,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     abl.add_argument("--out", required=True)
     abl.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
     abl.add_argument("--turns", default="all", choices=["user", "all"])
-    abl.add_argument("--chunk-size", type=int, default=900, help="characters a chunk")
-    abl.add_argument("--overlap", type=int, default=150, help="characters chunks share")
+    abl.add_argument("--chunk-size", type=int, default=CHUNK_SIZE, help="characters a chunk")
+    abl.add_argument("--overlap", type=int, help="characters chunks share (default: a sixth "
+                     "of the chunk, as the palace cuts them)")
     mlt = add("make-longtext", _make_longtext, "LongMemEval file with sessions grouped into "
               "long drawers")
     mlt.add_argument("--data", required=True)

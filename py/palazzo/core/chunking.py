@@ -2,9 +2,11 @@
 
 MiniLM reads at most 256 tokens, so a long drawer embedded whole is represented by its
 beginning only. The palace embeds each window of a long drawer instead and scores the drawer
-by its best window; BM25 still indexes the whole text. 900 characters is about 200 MiniLM
-word pieces for English prose (≈4.5 characters a piece), which leaves room under 256 for
-words the vocabulary splits into several pieces.
+by its best window; BM25 still indexes the whole text. The palace's windows are 500
+characters (``core.model.CHUNK_SIZE``, about 110 word pieces of English prose) with a sixth
+of that as overlap: on long conversations MiniLM finds the evidence better in short windows
+than in 900-character ones (docs/benchmarks.md, "Chunk size"), at about the same embedding
+cost (the same text, in shorter sequences).
 
 Windows are cut at the last paragraph break, else the last sentence end, else the last
 whitespace in the second half of the window, else exactly at ``size`` (one very long word).
@@ -22,7 +24,7 @@ _SENTENCE = re.compile(r"[.!?…][\"')\]]*\s+|\n")
 _SPACE = re.compile(r"\s+")
 
 
-def chunks(text: str, size: int = 900, overlap: int = 150) -> list[str]:
+def chunks(text: str, size: int = 500, overlap: int = 83) -> list[str]:
     """Return windows of ``text`` of at most ``size`` characters, in text order.
 
     A text of at most ``size`` characters is one chunk (the text itself); an empty text gives
@@ -35,7 +37,7 @@ def chunks(text: str, size: int = 900, overlap: int = 150) -> list[str]:
     return [text[start:end] for start, end in spans(text, size, overlap)]
 
 
-def spans(text: str, size: int = 900, overlap: int = 150) -> list[tuple[int, int]]:
+def spans(text: str, size: int = 500, overlap: int = 83) -> list[tuple[int, int]]:
     """Return the (start, end) offsets of the windows :func:`chunks` cuts. Cost: O(len)."""
     if size < 1 or not 0 <= overlap < size:
         raise ValueError(f"need size >= 1 and 0 <= overlap < size, got {size}, {overlap}")

@@ -67,7 +67,10 @@ MAX_META = 10_000  # characters of a description, a source, a file name: metadat
 # progress bars and widgets of their hosts.
 Progress = Callable[[int, int], None]
 MAX_CONTENT = 5_000_000  # characters: one drawer is a memory, not a data dump
-CHUNK_SIZE = 900  # characters, about 200 MiniLM word pieces (it reads at most 256)
+# Characters a chunk of a long drawer (about 110 MiniLM word pieces; it reads at most 256):
+# chosen on the long-conversation sets and dev50 (docs/benchmarks.md, "Chunk size").
+# Palaces keep the size they were made with (their settings).
+CHUNK_SIZE = 500
 
 
 def clean_name(value: str, what: str) -> str:

@@ -49,7 +49,7 @@ def test_by_session_reads_a_sessions_chunks():
 
 def test_chunks_are_cut_at_the_size_asked_for(path):
     small = ablation.prepare(path, HashEmbedder(), "all", size=300, overlap=50)
-    default = ablation.prepare(path, HashEmbedder(), "all")
-    assert sum(len(q.ccos) for q in small) > 2 * sum(len(q.ccos) for q in default)
+    large = ablation.prepare(path, HashEmbedder(), "all", size=1200, overlap=200)
+    assert sum(len(q.ccos) for q in small) > 3 * sum(len(q.ccos) for q in large)
     assert ablation.run(path, HashEmbedder(), "all", ["hybrid"], size=300,
                         overlap=50)["chunk_size"] == 300

@@ -3,24 +3,33 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palazzo.core.chunking import chunks, spans
+from palazzo.core.model import CHUNK_SIZE
+from palazzo.palace import Palace
 
 
 def test_a_short_text_is_its_own_single_chunk():
     assert chunks("one short memory.") == ["one short memory."]
-    assert chunks("x" * 900) == ["x" * 900]
+    assert chunks("x" * CHUNK_SIZE) == ["x" * CHUNK_SIZE]
+    assert chunks("x" * 900, 900, 150) == ["x" * 900]
     assert chunks("") == []
+
+
+def test_the_defaults_are_the_palaces_cut():
+    text = "Alpha beta gamma. " * 200
+    assert chunks(text) == chunks(text, CHUNK_SIZE, CHUNK_SIZE // 6)
+    assert chunks(text) == Palace(embedder=None, similar_threshold=None).pieces(text)
 
 
 def test_windows_end_at_a_paragraph_then_a_sentence_then_a_space():
     para = "First paragraph sentence one. " * 20 + "\n\n" + "Second paragraph words. " * 30
-    first = chunks(para)[0]
+    first = chunks(para, 900, 150)[0]
     assert first.endswith("\n\n") and len(first) <= 900
     prose = "A sentence that ends here. " * 60
-    assert chunks(prose)[0].endswith("here. ")
+    assert chunks(prose, 900, 150)[0].endswith("here. ")
     words = "word " * 400
-    assert all(c.endswith(" ") for c in chunks(words)[:-1])
+    assert all(c.endswith(" ") for c in chunks(words, 900, 150)[:-1])
     blob = "x" * 2000  # no boundary at all: hard cuts at size
-    assert [len(c) for c in chunks(blob)] == [900, 900, 500]
+    assert [len(c) for c in chunks(blob, 900, 150)] == [900, 900, 500]
 
 
 def test_consecutive_windows_overlap_by_about_the_overlap():
