@@ -77,8 +77,9 @@ class Palace:
     ``similar_threshold``: drawers whose cosine to a new drawer is at least this get a
     SIMILAR_TO edge (at most ``similar_limit`` per new drawer); None disables the links.
     ``chunk_size``: drawers longer than this many characters are embedded as overlapping
-    chunks (:func:`palazzo.core.chunking.chunks`, overlap ``chunk_size // 6``) and score by their
-    best chunk; None embeds every drawer whole (a long one is then read from its start only).
+    chunks (:func:`palazzo.core.chunking.chunks`, overlap a sixth of ``chunk_size``) and score
+    by their best chunk; None embeds every drawer whole (a long one is then read from its
+    start only).
     """
 
     kg = _Section()
@@ -479,7 +480,7 @@ class Palace:
         non-blank chunks when it is longer than ``chunk_size``. Cost: O(len(content))."""
         if self.chunk_size is None or len(content) <= self.chunk_size:
             return [content]
-        return [c for c in chunks(content, self.chunk_size, self.chunk_size // 6) if c.strip()]
+        return [c for c in chunks(content, self.chunk_size) if c.strip()]
 
     def _embed(self, rows: list[int]) -> int:
         """Embed the drawers at ``rows`` (all their chunks in one embedder call) and store

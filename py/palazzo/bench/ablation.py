@@ -4,11 +4,10 @@
 variant costs a full run. This benchmark embeds each distinct text once (the question, every
 session's chunks cut as the palace cuts them: :func:`palazzo.core.chunking.spans`, 500
 characters sharing a sixth), builds BM25 over sessions and over chunks with the engine's own
-:class:`BM25Index`, and then
-scores every variant of :data:`VARIANTS` from those arrays, by session, with LongMemEval's
-metrics per question type. Variant ``hybrid`` is the engine's hybrid without the time prior
-and ``hybrid+recency`` the engine's default (the same figures as ``bench longmemeval``);
-the others are the ideas of issue 17 measured against them:
+:class:`BM25Index`, and then scores every variant of :data:`VARIANTS` from those arrays, by
+session, with LongMemEval's metrics per question type. Variant ``hybrid`` is the engine's
+hybrid without the time prior and ``hybrid+recency`` the engine's default (the same figures
+as ``bench longmemeval``); the others are the ideas of issue 17 measured against them:
 
 - long drawers: BM25 over chunks with a drawer scored by its best chunk, the mean of its
   best two, or a soft maximum; the vector side by its best two chunks; RRF of chunk-level
@@ -76,7 +75,6 @@ def prepare(path: Path, embedder, turns: str = "all", size: int = CHUNK_SIZE,
     """Return the questions of ``path`` with every array the variants read. Cost: one
     ``embedder.embed`` over the distinct question and chunk texts (batches of 64) and BM25
     indexes per question. ``overlap`` None is the palace's: a sixth of ``size``."""
-    overlap = size // 6 if overlap is None else overlap
     data = longmemeval.load(path)
     rows = []
     distinct: dict[str, int] = {}
@@ -129,8 +127,6 @@ def _s_stem(term: str) -> str:
 
 class _Stemmed:
     """A BM25 tokenizer with another stemmer (for the comparison only)."""
-
-    stopwords = Tokenizer().stopwords
 
     def __init__(self, stem: Callable[[str], str]) -> None:
         self.stem = stem
@@ -218,14 +214,14 @@ def rm3(q: Question, feedback: int = 3, terms: int = 10, weight: float = 0.5) ->
     """Return BM25 with pseudo-relevance feedback (RM3-style): the ``terms`` terms most
     frequent (relative to length) in the ``feedback`` best BM25 sessions, not in the query,
     are added as queries of their own, weighted by ``weight`` times their share. Cost: one
-    BM25 index and ``terms + 1`` queries."""
+    BM25 index and ``terms`` queries."""
     top = _ranked(q.bm, True, feedback)
+    scores = q.bm.copy()
+    if not len(top):
+        return scores
     index = BM25Index()
     for i, t in enumerate(q.texts):
         index.add(i, t)
-    scores = index.scores(q.text, size=q.n).astype(np.float64)
-    if not len(top):
-        return scores
     asked = set(index.tokenizer(q.text))
     mass: dict[str, float] = {}
     for r in top:
@@ -310,12 +306,11 @@ def run(path: Path, embedder, turns: str = "all",
     """Return every variant's metrics on ``path`` (see the module docstring), chunks cut at
     ``size`` characters sharing ``overlap``."""
     t0 = time.perf_counter()
-    overlap = size // 6 if overlap is None else overlap
     questions = prepare(path, embedder, turns, size, overlap)
     prepared = time.perf_counter() - t0
     results = [score(questions, v) for v in (variants or VARIANTS)]
     return {"benchmark": "ablation", "data": str(path), "turns": turns,
-            "chunk_size": size, "overlap": overlap,
+            "chunk_size": size, "overlap": size // 6 if overlap is None else overlap,
             "embedder": getattr(embedder, "name", None), "questions": len(questions),
             "seconds_prepare": round(prepared, 2),
             "seconds_score": round(time.perf_counter() - t0 - prepared, 2),

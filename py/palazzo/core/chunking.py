@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import re
 
+from palazzo.core.model import CHUNK_SIZE
+
 # Cut candidates, best first: a blank line, a sentence end, any whitespace.
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE = re.compile(r"[.!?…][\"')\]]*\s+|\n")
 _SPACE = re.compile(r"\s+")
 
 
-def chunks(text: str, size: int = 500, overlap: int = 83) -> list[str]:
+def chunks(text: str, size: int = CHUNK_SIZE, overlap: int | None = None) -> list[str]:
     """Return windows of ``text`` of at most ``size`` characters, in text order.
 
     A text of at most ``size`` characters is one chunk (the text itself); an empty text gives
@@ -37,8 +39,12 @@ def chunks(text: str, size: int = 500, overlap: int = 83) -> list[str]:
     return [text[start:end] for start, end in spans(text, size, overlap)]
 
 
-def spans(text: str, size: int = 500, overlap: int = 83) -> list[tuple[int, int]]:
-    """Return the (start, end) offsets of the windows :func:`chunks` cuts. Cost: O(len)."""
+def spans(text: str, size: int = CHUNK_SIZE,
+          overlap: int | None = None) -> list[tuple[int, int]]:
+    """Return the (start, end) offsets of the windows :func:`chunks` cuts; ``overlap`` None is
+    the palace's, a sixth of ``size``. Cost: O(len)."""
+    if overlap is None:
+        overlap = size // 6
     if size < 1 or not 0 <= overlap < size:
         raise ValueError(f"need size >= 1 and 0 <= overlap < size, got {size}, {overlap}")
     n = len(text)

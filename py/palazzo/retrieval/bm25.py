@@ -22,7 +22,7 @@ BM25's :class:`Tokenizer` then stems the words written in plain Latin letters wi
 Snowball English stemmer (the ``snowballstemmer`` package: ``hikes``, ``hiking`` -> ``hike``;
 ``attended`` -> ``attend``), so a question and the drawer that answers it meet whatever form
 each uses. Measured on the development split: hybrid R@5 any 0.96 -> 0.98, NDCG@10 0.919 ->
-0.933 (docs/benchmarks.md, "Stemming"). Other scripts and words with digits are kept as they
+0.935 (docs/benchmarks.md, "Stemming"). Other scripts and words with digits are kept as they
 are. Tokenizing a text costs O(len(text)) plus one dictionary lookup a word (stems are cached).
 
 The index
