@@ -47,6 +47,7 @@ from typing import Any
 from palazzo.core.model import MAX_NAME, EdgeKind, Entity, clean_name
 from palazzo.core.schema import label, sentence
 from palazzo.errors import ImportRejected, NotFound, PalazzoError, ValidationError
+from palazzo.memory.aliases import BUILTIN
 
 STATEMENT_TYPES = ("fact", "observation", "inference", "hypothesis")
 DIRECTIONS = ("out", "in", "both")
@@ -56,17 +57,6 @@ MAX_HOPS = 6  # a hard bound: the frontier of a dense graph grows with every hop
 MAX_RESULTS = 1000
 DEFAULT_HOPS = 3
 DEFAULT_RESULTS = 100
-
-# The aliases a new palace starts with: deliberately few, each a common abbreviation of a
-# name that would otherwise split one thing into two entities (seed 002 §5: "GCP" did not
-# meet "Google Cloud Platform"). Users extend the table per palace (op ``kg_alias``); it is
-# saved in the palace file, so changing these defaults never changes an existing palace.
-DEFAULT_ALIASES: dict[str, str] = {
-    "gcp": "google-cloud-platform",
-    "aws": "amazon-web-services",
-    "k8s": "kubernetes",
-    "postgres": "postgresql",
-}
 
 _OPEN_START = -1  # before every instant (instants are >= 0)
 _OPEN_END = 1 << 62  # after every instant (year 9999 is about 3.2e17 µs)
@@ -187,6 +177,16 @@ def normalise_entity(name: str) -> str:
     punctuation/space runs as one hyphen, no leading or trailing hyphen ("" if nothing is
     left). Idempotent. Cost: O(len(name))."""
     return _fixed(name, "-")
+
+
+# The aliases a new palace starts with: the built-in table (:mod:`palazzo.memory.aliases`,
+# 402 spellings of 129 technologies and organisations) flattened to normalised keys, so a
+# name that would otherwise split one thing into two entities (seed 002 §5: "GCP" did not
+# meet "Google Cloud Platform") resolves to one. Users extend the table per palace (op
+# ``kg_alias``); it is saved in the palace file, so changing these defaults never changes an
+# existing palace.
+DEFAULT_ALIASES: dict[str, str] = {
+    normalise_entity(a): key for key, spellings in BUILTIN.items() for a in spellings}
 
 
 def normalise_predicate(predicate: str) -> str:
