@@ -157,3 +157,43 @@ def test_vectors_are_saved_when_the_last_embedding_step_writes_none(palace, caps
     assert code == 0 and "embedded 64 drawers with hash" in out
     status = json.loads(run(capsys, "status")[1])["palace"]  # a new process's view
     assert (status["drawers"], status["embedded"]) == (67, 64)
+
+
+def test_call_runs_any_operation_and_the_first_class_commands(palace, capsys, tmp_path):
+    code, out, _ = run(capsys, "call", "add_drawer", "--args",
+                       '{"wing": "work", "room": "db", "content": "We chose Postgres."}')
+    assert code == 0 and json.loads(out)["created"] is True
+    args = tmp_path / "args.json"
+    args.write_text('{"query": "postgres"}')
+    code, out, _ = run(capsys, "call", "search", "--args", f"@{args}")
+    assert json.loads(out)["results"][0]["content"] == "We chose Postgres."
+    code, out, _ = run(capsys, "call", "--list")
+    assert code == 0 and "wake_up" in out and "(writes)" in out
+    # One-line errors, nothing changed.
+    for argv, said in ((("call", "nope"), "no operation 'nope'"),
+                       (("call", "search", "--args", "[1]"), "JSON object"),
+                       (("call", "search", "--args", "{oops"), "not JSON"),
+                       (("call", "search", "--args", '{"q": 1}'), "")):
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and err.startswith("palazzo: ") and said in err
+        assert err.count("\n") == 1
+    # kg: add, query, timeline, stats
+    assert run(capsys, "kg", "add", "Ada", "works at", "Acme", "--from", "2024-01-01")[0] == 0
+    code, out, _ = run(capsys, "kg", "query", "ada")
+    assert [f["object"] for f in json.loads(out)["facts"]] == ["acme"]
+    assert json.loads(run(capsys, "kg", "timeline")[1])["count"] == 1
+    assert json.loads(run(capsys, "kg", "stats")[1])["triples"] == 1
+    # wake-up: text by default, JSON on request
+    code, out, err = run(capsys, "wake-up", "--budget", "200")
+    assert code == 0 and "- Ada works at Acme (since 2024-01-01)" in out and "tokens" in err
+    assert json.loads(run(capsys, "wake-up", "--json")[1])["budget"] == 800
+    # navigate, slice, swarm go through their operations
+    code, out, _ = run(capsys, "navigate", "palace", "work/db")
+    assert code == 0 and json.loads(out)["found"] is True
+    code, out, _ = run(capsys, "call", "add_turn", "--args",
+                       '{"conversation": "c1", "role": "user", "content": "Which db?"}')
+    turn = json.loads(out)["turn"]["id"]
+    code, out, _ = run(capsys, "slice", turn)
+    assert code == 0 and json.loads(out)["bundle"]["token"]
+    code, out, _ = run(capsys, "swarm", "--cycles", "3", "--agents", "2", "--seed", "1")
+    assert code == 0 and "cycles" in out

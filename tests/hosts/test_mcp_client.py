@@ -137,10 +137,17 @@ def test_a_session_with_the_sdk_client(tmp_path, mode):
             assert "no_such_tool" in unknown.value.message
 
             prompts = (await client.list_prompts()).prompts
-            assert [p.name for p in prompts] == ["palace_protocol"]
+            assert [p.name for p in prompts] == ["palace_protocol", "wake_up"]
             text = (await client.get_prompt("palace_protocol", {"agent": "claude"})) \
                 .messages[0].content.text
             assert "verbatim" in text and "kg_add" in text and 'agent: "claude"' in text
+            # The wake-up prompt: the palace's own lines, within the budget asked for.
+            woke = (await client.get_prompt("wake_up", {"budget": "200"})).messages[0]
+            assert "## Essential story" in woke.content.text
+            assert "Clerk, for pricing." in woke.content.text
+            with pytest.raises(MCPError) as bad_budget:
+                await client.get_prompt("wake_up", {"budget": "lots"})
+            assert bad_budget.value.code == -32602 and "budget" in bad_budget.value.message
 
     run(session)
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from palazzo.errors import PalazzoError
@@ -275,6 +277,113 @@ def _serve(args) -> int:
     return 0
 
 
+def _json_args(text: str | None) -> dict:
+    """Return the operation arguments given as a JSON object on the command line (``@FILE``
+    reads them from a file, ``-`` from stdin); a one-line error for anything else."""
+    if text is None:
+        return {}
+    if text == "-":
+        text = sys.stdin.read()
+    elif text.startswith("@"):
+        text = Path(text[1:]).expanduser().read_text(encoding="utf-8")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise PalazzoError(f"--args is not JSON: {err}") from None
+    if not isinstance(value, dict):
+        raise PalazzoError("--args must be a JSON object, e.g. '{\"query\": \"roses\"}'")
+    return value
+
+
+def _call(args) -> int:
+    """``palazzo call``: any registered operation, arguments as JSON, result printed as JSON;
+    ``--list`` prints every operation's name and summary instead."""
+    from palazzo.ops import REGISTRY
+
+    if args.list or args.operation is None:
+        for op in REGISTRY.describe():
+            print(f"{op['name']:20} {'(writes) ' if op['mutates'] else ''}{op['summary']}")
+        return 0
+    if args.operation not in REGISTRY.names():
+        raise PalazzoError(f"no operation {args.operation!r}: `palazzo call --list` lists them")
+    call_args = _json_args(args.args)
+    with _open(args, create=False) as d:
+        _print(d.call(args.operation, call_args))
+    return 0
+
+
+def _run_op(name: str, build: Callable[[argparse.Namespace], dict]
+            ) -> Callable[[argparse.Namespace], int]:
+    """Return a command that calls the operation ``name`` with the arguments ``build(args)``
+    makes from the parsed command line (None values dropped) and prints its result as JSON:
+    the first-class commands are thin names over the registry, as the MCP tools are."""
+    def run(args) -> int:
+        call_args = {k: v for k, v in build(args).items() if v is not None}
+        with _open(args, create=False) as d:
+            _print(d.call(name, call_args))
+        return 0
+    return run
+
+
+def _wake_up(args) -> int:
+    """``palazzo wake-up``: the wake-up context as text (``--json``: the whole result)."""
+    with _open(args, create=False) as d:
+        out = d.call("wake_up", {"budget": args.budget})
+    if args.json:
+        _print(out)
+    else:
+        sys.stdout.write(out["text"] or "the palace is empty\n")
+        print(f"({out['tokens']} of {out['budget']} tokens, estimated)", file=sys.stderr)
+    return 0
+
+
+def _kg_parsers(commands: argparse._SubParsersAction, common: argparse.ArgumentParser
+                ) -> None:
+    """Add ``palazzo kg add|query|timeline|stats|entities|contradictions`` to ``commands``,
+    each subcommand with the ``common`` options (--palace, --embedder)."""
+    kg = commands.add_parser("kg", help="the knowledge graph: add, query, timeline, stats, "
+                             "entities, contradictions")
+    sub = kg.add_subparsers(dest="kg_command", required=True)
+
+    def add(name: str, op: str, build, help: str) -> argparse.ArgumentParser:  # noqa: A002
+        c = sub.add_parser(name, parents=[common], help=help)
+        c.set_defaults(fn=_run_op(op, build))
+        return c
+
+    c = add("add", "kg_add", lambda a: {
+        "subject": a.subject, "predicate": a.predicate, "object": a.object,
+        "valid_from": a.valid_from, "valid_to": a.valid_to, "confidence": a.confidence,
+        "source_drawer": a.source_drawer}, "add a fact SUBJECT PREDICATE OBJECT")
+    c.add_argument("subject")
+    c.add_argument("predicate")
+    c.add_argument("object")
+    c.add_argument("--from", dest="valid_from", help="YYYY-MM-DD the fact holds from")
+    c.add_argument("--to", dest="valid_to", help="YYYY-MM-DD the fact ended")
+    c.add_argument("--confidence", type=float)
+    c.add_argument("--source-drawer")
+    c = add("query", "kg_query", lambda a: {
+        "entity": a.entity, "as_of": a.as_of, "direction": a.direction,
+        "predicate": a.predicate, "limit": a.limit}, "facts about an entity")
+    c.add_argument("entity")
+    c.add_argument("--as-of", help="YYYY-MM-DD: what held then")
+    c.add_argument("--direction", choices=["out", "in", "both"])
+    c.add_argument("--predicate")
+    c.add_argument("--limit", type=int)
+    c = add("timeline", "kg_timeline", lambda a: {
+        "entity": a.entity, "predicate": a.predicate, "limit": a.limit},
+        "facts in time order (of one entity, or all)")
+    c.add_argument("entity", nargs="?")
+    c.add_argument("--predicate")
+    c.add_argument("--limit", type=int)
+    add("stats", "kg_stats", lambda a: {}, "entity, fact and predicate counts")
+    c = add("entities", "kg_entities", lambda a: {"query": a.query, "limit": a.limit},
+            "entities whose name matches")
+    c.add_argument("query", nargs="?")
+    c.add_argument("--limit", type=int)
+    add("contradictions", "kg_contradictions", lambda a: {},
+        "current facts that contradict each other")
+
+
 def _bench(args) -> int:
     """Run a ``palazzo bench`` subcommand (:mod:`palazzo.bench.cli`) with this command line's
     embedders and progress bars; return its exit code."""
@@ -356,6 +465,37 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--wing")
     c.add_argument("--room")
     c.add_argument("--dry-run", action="store_true")
+    c = cmd("call", _call, "run any operation: palazzo call NAME --args JSON (--list: all)")
+    c.add_argument("operation", nargs="?")
+    c.add_argument("--args", help="the arguments as a JSON object; @FILE reads a file, - stdin")
+    c.add_argument("--list", action="store_true", help="list the operations")
+    _kg_parsers(sub, common)
+    c = cmd("wake-up", _wake_up, "what to know at the start of a session, within a budget")
+    c.add_argument("--budget", type=int, default=800, help="tokens (characters / 4)")
+    c.add_argument("--json", action="store_true", help="every line with its source, as JSON")
+    c = cmd("navigate", _run_op("navigate", lambda a: {
+        "start": a.start, "goal": a.goal, "deposit": a.deposit or None,
+        "context": a.context}), "cheapest path between two nodes (Semantic A*)")
+    c.add_argument("start", help="node id, 'wing/room' or a wing name")
+    c.add_argument("goal", help="node id, 'wing/room' or a wing name")
+    c.add_argument("--context")
+    c.add_argument("--deposit", action="store_true", help="reinforce the path's edges")
+    c = cmd("slice", _run_op("slice_context", lambda a: {
+        "anchor": a.anchor, "policy": a.policy, "with_content": a.with_content or None}),
+        "a signed provenance slice around a conversation turn")
+    c.add_argument("anchor", help="the anchor turn's id")
+    c.add_argument("--policy")
+    c.add_argument("--with-content", action="store_true")
+    c = cmd("swarm", _run_op("run_swarm", lambda a: {
+        "cycles": a.cycles, "agents": a.agents, "seed": a.seed, "goal": a.goal,
+        "archetypes": a.archetype}), "run the agent swarm over the palace")
+    c.add_argument("--cycles", type=int)
+    c.add_argument("--agents", type=int)
+    c.add_argument("--seed", type=int)
+    c.add_argument("--goal")
+    c.add_argument("--archetype", action="append",
+                   choices=["explorer", "exploiter", "balanced", "specialist", "generalist"],
+                   help="repeat for more")
     cmd("mcp", _mcp, "serve the palace to MCP clients over stdio")
     c = sub.add_parser("serve", help="serve the built web app (as npm start does)")
     c.add_argument("--port", type=int, default=8000)
@@ -374,6 +514,10 @@ def main(argv: list[str] | None = None) -> int:
     except PalazzoError as err:
         print(f"palazzo: {err}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `palazzo … | head`: the reader has what it wanted
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the exit flush goes here
+        return 0
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
         print(f"palazzo: {err}", file=sys.stderr)
         return 1

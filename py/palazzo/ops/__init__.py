@@ -3,7 +3,8 @@
 Each module here registers the operations of one noun next to their functions
 (:mod:`~palazzo.ops.palace`, :mod:`~palazzo.ops.kg`, :mod:`~palazzo.ops.navigation`,
 :mod:`~palazzo.ops.pheromone`, :mod:`~palazzo.ops.agents`, :mod:`~palazzo.ops.diary`,
-:mod:`~palazzo.ops.conversation`, :mod:`~palazzo.ops.provenance`); this package puts them in
+:mod:`~palazzo.ops.conversation`, :mod:`~palazzo.ops.provenance`, :mod:`~palazzo.ops.memory`);
+this package puts them in
 one :class:`Registry`. :func:`call` runs one operation on a palace: the way every host and
 every script reaches the engine.
 """
@@ -13,10 +14,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from palazzo.ops import agents, conversation, diary, kg, navigation, palace, pheromone, provenance
+from palazzo.ops import (
+    agents,
+    conversation,
+    diary,
+    kg,
+    memory,
+    navigation,
+    palace,
+    pheromone,
+    provenance,
+)
 from palazzo.ops.registry import Operation, Operations, Registry, Result
 
-MODULES = (palace, pheromone, navigation, agents, diary, kg, conversation, provenance)
+MODULES = (palace, pheromone, navigation, agents, diary, kg, conversation, provenance, memory)
 
 
 def default_registry() -> Registry:

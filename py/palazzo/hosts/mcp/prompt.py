@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 PROMPT_NAME = "palace_protocol"
+WAKE_UP = "wake_up"
+NAMES = (PROMPT_NAME, WAKE_UP)
 DEFAULT_AGENT = "assistant"
 
 PROTOCOL = """\
@@ -116,7 +118,32 @@ def prompts() -> list[dict[str, Any]]:
                        "and how to use its tools.",
         "arguments": [{"name": "agent", "required": False,
                        "description": f"your diary's agent name (default {DEFAULT_AGENT!r})"}],
+    }, {
+        "name": WAKE_UP, "title": "Wake-up context",
+        "description": "What to know at the start of a session: identity, current facts, "
+                       "open decisions, the most important drawers and the active rooms, "
+                       "within a token budget; each line names its drawer or fact.",
+        "arguments": [{"name": "budget", "required": False,
+                       "description": "tokens to spend, 50 to 100000 (default 800)"}],
     }]
+
+
+def wake_up(store: Any, arguments: dict[str, str]) -> dict[str, Any]:
+    """Return the ``prompts/get`` result for :data:`WAKE_UP`: the ``wake_up`` operation's
+    text as one user message. ``arguments["budget"]`` must be a whole number of tokens in the
+    operation's range; anything else raises :class:`ValueError` (the server answers -32602).
+    Cost: the operation's (docs/benchmarks.md, "Wake-up")."""
+    budget = arguments.get("budget")
+    call_args: dict[str, Any] = {}
+    if budget is not None:
+        if not budget.strip().isdigit():
+            raise ValueError(f"budget must be a whole number of tokens, not {budget!r}")
+        call_args["budget"] = int(budget)
+    out = store.call("wake_up", call_args)
+    text = ("# What you remember (palazzo wake-up context)\n\n"
+            + (out["text"] or "The palace is empty so far.\n"))
+    return {"description": f"Wake-up context, about {out['tokens']} of {out['budget']} tokens",
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
 
 
 def get(store: Any, arguments: dict[str, str]) -> dict[str, Any]:

@@ -102,7 +102,7 @@ from typing import Any, BinaryIO, TextIO
 from palazzo._version import __version__
 from palazzo.core import jsontext
 from palazzo.embed import registry
-from palazzo.errors import PalazzoError, RpcError
+from palazzo.errors import PalazzoError, RpcError, ValidationError
 from palazzo.hosts.mcp import prompt
 from palazzo.palace import Palace
 from palazzo.persist.directory import (  # noqa: F401  (re-exported for callers)
@@ -550,12 +550,17 @@ class McpServer:
 
     def _prompts_get(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         name = params.get("name")
-        if name != prompt.PROMPT_NAME:
-            raise RpcError(INVALID_PARAMS, f"Unknown prompt: {name}; the prompt is "
-                           f"{prompt.PROMPT_NAME!r}")
+        if name not in prompt.NAMES:
+            raise RpcError(INVALID_PARAMS, f"Unknown prompt: {name}; the prompts are "
+                           f"{', '.join(map(repr, prompt.NAMES))}")
         args = params.get("arguments") or {}
         if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
             raise RpcError(INVALID_PARAMS, "prompt arguments must be an object of strings")
+        if name == prompt.WAKE_UP:
+            try:
+                return prompt.wake_up(self.store, args)
+            except (ValueError, ValidationError) as err:
+                raise RpcError(INVALID_PARAMS, str(err)) from None
         return prompt.get(self.store, args)
 
 
