@@ -197,3 +197,19 @@ def test_call_runs_any_operation_and_the_first_class_commands(palace, capsys, tm
     assert code == 0 and json.loads(out)["bundle"]["token"]
     code, out, _ = run(capsys, "swarm", "--cycles", "3", "--agents", "2", "--seed", "1")
     assert code == 0 and "cycles" in out
+
+
+def test_dedup_is_a_dry_run_until_yes_and_repair_reports_then_fixes(palace, capsys):
+    for room in ("a", "b"):
+        assert run(capsys, "add", "--wing", "w", "--room", room,
+                   "The deploy key rotates every ninety days.")[0] == 0
+    code, out, err = run(capsys, "dedup")
+    assert code == 0 and json.loads(out)["count"] == 1 and "--yes" in err
+    assert json.loads(run(capsys, "status")[1])["palace"]["drawers"] == 2
+    code, out, _ = run(capsys, "dedup", "--yes")
+    assert json.loads(out) == {"merged": 1, "groups": 1, "truncated": False}
+    assert json.loads(run(capsys, "status")[1])["palace"]["drawers"] == 1
+    code, out, _ = run(capsys, "repair")
+    report = json.loads(out)
+    assert code == 0 and report["repaired"] is False and report["palace"]["problems"] == {}
+    assert report["palace"]["dry_run"] is True

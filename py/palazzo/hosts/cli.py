@@ -85,17 +85,47 @@ def _init(args) -> int:
 
 
 def _repair(args) -> int:
+    """``palazzo repair``: a journal record that fails on replay is set aside (with --yes),
+    then the ``repair`` operation checks drawers, edges, aliases and facts and, with --yes,
+    rebuilds what is derived; without --yes it only reports."""
     with _open(args, create=False) as d:
         stopped = d.status.stopped_at
-        if stopped is None:
-            _print({"repaired": False, "problem": d.status.problem})
-            return 0
-        if not args.yes:
+        if stopped is not None and not args.yes:
             raise PalazzoError(f"{d.status.problem}. Run `palazzo repair --yes` to set record "
                                f"{stopped} and the records after it aside (they are kept in a "
                                "rejected-… file beside the journal) and open the palace for "
                                "writing")
-        _print({"repaired": True, **d.store.repair()})
+        journal = {"repaired": False, "problem": d.status.problem}
+        if stopped is not None:
+            journal = {"repaired": True, **d.store.repair()}
+        report = d.call("repair", {"dry_run": not args.yes})
+        _print({**journal, "palace": report})
+        if report["problems"] and not args.yes:
+            print("palazzo: `palazzo repair --yes` fixes what can be fixed", file=sys.stderr)
+    return 0
+
+
+def _dedup(args) -> int:
+    """``palazzo dedup``: the near-duplicate groups; with --yes each group is merged into its
+    keeper, all groups in one batch (one journal record)."""
+    call = {"threshold": args.threshold, "text_threshold": args.text_threshold,
+            "wing": args.wing, "room": args.room, "limit": 10_000}
+    with _open(args, create=False) as d:
+        found = d.call("dedup", {k: v for k, v in call.items() if v is not None})
+        if not args.yes:
+            _print(found)
+            if found["count"]:
+                print(f"palazzo: {found['drawers_to_merge']} drawers would merge into "
+                      f"{found['count']} keepers; `palazzo dedup --yes` merges them",
+                      file=sys.stderr)
+            return 0
+        calls = [{"name": "merge_drawers", "args": {
+            "keeper": g["keeper"]["drawer_id"],
+            "drawers": [m["drawer_id"] for m in g["merge"]]}} for g in found["groups"]]
+        if calls:
+            d.call("batch", {"calls": calls})
+        _print({"merged": found["drawers_to_merge"], "groups": found["count"],
+                "truncated": found["truncated"]})
     return 0
 
 
@@ -415,8 +445,15 @@ def parser() -> argparse.ArgumentParser:
 
     cmd("init", _init, "create a palace directory")
     cmd("status", _status, "counts, embedder and storage of the palace")
-    c = cmd("repair", _repair, "set aside journal records that fail on replay (kept in a file)")
+    c = cmd("repair", _repair, "check drawers, edges, aliases and facts; rebuild what is "
+            "derived; set aside journal records that fail on replay (kept in a file)")
     c.add_argument("--yes", action="store_true", help="do it (without: say what it would do)")
+    c = cmd("dedup", _dedup, "near-duplicate drawers (a dry run; --yes merges them)")
+    c.add_argument("--threshold", type=float, help="cosine (default 0.95)")
+    c.add_argument("--text-threshold", type=float, help="word overlap (default 0.8)")
+    c.add_argument("--wing")
+    c.add_argument("--room")
+    c.add_argument("--yes", action="store_true", help="merge (without: only say what)")
     c = cmd("search", _search, "hybrid search")
     c.add_argument("query")
     c.add_argument("--wing")

@@ -3,7 +3,8 @@
 Each module here registers the operations of one noun next to their functions
 (:mod:`~palazzo.ops.palace`, :mod:`~palazzo.ops.kg`, :mod:`~palazzo.ops.navigation`,
 :mod:`~palazzo.ops.pheromone`, :mod:`~palazzo.ops.agents`, :mod:`~palazzo.ops.diary`,
-:mod:`~palazzo.ops.conversation`, :mod:`~palazzo.ops.provenance`, :mod:`~palazzo.ops.memory`);
+:mod:`~palazzo.ops.conversation`, :mod:`~palazzo.ops.provenance`, :mod:`~palazzo.ops.memory`,
+:mod:`~palazzo.ops.upkeep`);
 this package puts them in
 one :class:`Registry`. :func:`call` runs one operation on a palace: the way every host and
 every script reaches the engine.
@@ -24,10 +25,12 @@ from palazzo.ops import (
     palace,
     pheromone,
     provenance,
+    upkeep,
 )
 from palazzo.ops.registry import Operation, Operations, Registry, Result
 
-MODULES = (palace, pheromone, navigation, agents, diary, kg, conversation, provenance, memory)
+MODULES = (palace, pheromone, navigation, agents, diary, kg, conversation, provenance, memory,
+           upkeep)
 
 
 def default_registry() -> Registry:

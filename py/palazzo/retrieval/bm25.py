@@ -286,6 +286,16 @@ class BM25Index:
             self._present[row]
         )
 
+    def lengths(self, size: int) -> np.ndarray:
+        """Return each of the first ``size`` row slots' term count, -1 where no document is
+        indexed: what ``repair`` compares with an index rebuilt from the drawers' text.
+        Cost: O(size)."""
+        out = np.full(size, -1, dtype=np.int64)
+        n = min(size, self._capacity)
+        present = self._present[:n].astype(bool)
+        out[:n][present] = self._dl[:n][present]
+        return out
+
     @property
     def capacity(self) -> int:
         """Length of the arrays :meth:`scores` returns: one past the highest row slot seen."""
