@@ -6,9 +6,11 @@ embedding matrix, the BM25 index and the graph never drift apart.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -36,7 +38,7 @@ from palazzo.embed import Embedder
 from palazzo.errors import NotFound, ValidationError, VectorsPending
 from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries
-from palazzo.memory.kg import KnowledgeGraph
+from palazzo.memory.kg import KnowledgeGraph, entity_id
 from palazzo.provenance.kernel import Provenance
 from palazzo.retrieval.bm25 import BM25Index
 
@@ -48,6 +50,11 @@ DEFAULT_DIM = 384
 HALL_LIMIT = 8  # HALLs a new room gets, to the rooms of its wing made last
 TUNNEL_LIMIT = 8  # TUNNELs a new room gets, to same-named rooms of other wings made last
 EMBED_BLOCK = 256  # drawers embedded (and linked) together in a deferred batch
+# How sure a REFERENCES edge is, by how the entity was recognised: a known alias is nearly
+# certain, a code identifier is a name by its shape, a capitalised span may be a sentence's
+# emphasis. Dates and amounts are not entities.
+MENTION_CONFIDENCE = {"alias": 0.9, "code": 0.8, "name": 0.6}
+MAX_MENTIONS = 32  # entities one drawer links to: a long pasted text must not link to all
 
 
 class _Section:
@@ -103,6 +110,7 @@ class Palace:
         similar_threshold: float | None = 0.9,
         similar_limit: int = 5,
         chunk_size: int | None = CHUNK_SIZE,
+        extract_on_add: bool = True,
     ) -> None:
         if chunk_size is not None and chunk_size < 100:
             raise ValidationError("chunk_size must be at least 100 characters (or None)")
@@ -136,6 +144,11 @@ class Palace:
         self.diaries = Diaries(self)
         # Rows added inside :meth:`deferred`, embedded and linked together when it ends.
         self._pending: list[int] | None = None
+        # Extraction on add (memory/extraction.py): entities, REFERENCES edges and facts of
+        # every new drawer; rows whose text may give mentions but no facts (an assistant's
+        # "I" is not the user) are kept in _no_facts until they are extracted.
+        self.extract_on_add = extract_on_add
+        self._no_facts: set[int] = set()
 
     @contextmanager
     def deferred(self) -> Iterator[None]:
@@ -155,7 +168,74 @@ class Palace:
             yield
         finally:
             rows, self._pending = self._pending, None
+            self._extract_new(rows)
             self._embed_and_link(rows)
+
+    def _extract_new(self, rows: list[int]) -> None:
+        """Run extraction on drawers just added (when :attr:`extract_on_add`)."""
+        if self.extract_on_add and rows:
+            self.extract_rows(rows)
+        self._no_facts.difference_update(rows)
+
+    def extract_rows(self, rows: list[int], facts: bool = True) -> dict[str, int]:
+        """Extract entities and facts from the drawers at ``rows`` into the palace and return
+        counts (``drawers``, ``mentions`` linked, ``entities`` new, ``facts`` new, ``facts_seen``).
+
+        Each entity the text names (a capitalised name, a known alias, a code identifier) gets
+        an entity and a REFERENCES edge drawer -> entity carrying the mention's confidence;
+        each fact becomes a knowledge-graph observation with the drawer as its evidence
+        (``source_drawer``) and its date as ``valid_from`` when the text dates it, else the day
+        the drawer was written (known since then, not since forever). A drawer's text is dated
+        by its ``created_at`` ("yesterday" means the day before it was written).
+        Running it twice adds nothing the second time (edges and facts are found again, not
+        doubled). ``facts`` False (and rows in ``_no_facts``) take mentions only. Cost: the
+        extraction (docs/benchmarks.md, "Extraction": about a megabyte of text a second on
+        CPython) plus one knowledge-graph insert a new fact.
+        """
+        from palazzo.memory.extraction import extract
+
+        kg = self.kg
+        s = self.drawers
+        counts = {"drawers": 0, "mentions": 0, "entities": 0, "facts": 0, "facts_seen": 0}
+        for row in dict.fromkeys(rows):
+            if not s.alive[row]:
+                continue
+            did = s.ids[row]
+            assert did is not None
+            today = _day(float(s.columns["created_at"][row]))
+            found = extract(s.content[row], kg.aliases, today=today)
+            counts["drawers"] += 1
+            linked: set[str] = set()
+            for m in found.mentions:
+                if m.kind not in MENTION_CONFIDENCE or m.key in linked:
+                    continue
+                if len(linked) >= MAX_MENTIONS:
+                    break
+                try:
+                    eid = entity_id(kg.resolve(m.name))
+                    if eid not in self.entities:
+                        kg.set_entity(m.name, "code" if m.kind == "code" else None)
+                        counts["entities"] += 1
+                except ValidationError:
+                    continue  # a name the graph refuses (too long, control characters)
+                linked.add(m.key)
+                if self.edges.find(EdgeKind.REFERENCES, did, eid) is None:
+                    self.edges.add(EdgeKind.REFERENCES, did, eid,
+                                   {"confidence": MENTION_CONFIDENCE[m.kind]})
+                    counts["mentions"] += 1
+            if not facts or row in self._no_facts:
+                continue
+            for f in found.facts:
+                counts["facts_seen"] += 1
+                try:
+                    # Undated, a fact is known from the day it was written, not forever.
+                    added = kg.add(f.subject, f.predicate, f.object, confidence=f.confidence,
+                                   valid_from=f.when or today, source_drawer=did,
+                                   statement_type="observation")
+                except (ValidationError, NotFound):
+                    continue  # e.g. subject and object name one entity
+                counts["facts"] += added.created
+        return counts
 
     def _embed_and_link(self, rows: list[int]) -> None:
         """Embed, then link, the drawers at ``rows`` (in the order they were added; rows no
@@ -297,13 +377,17 @@ class Palace:
         closet: str | None = None,
         created_at: float | None = None,
         key: str = "",
+        facts: bool = True,
     ) -> tuple[str, bool]:
         """Store verbatim ``content`` in ``wing``/``room``; return (drawer id, created now).
 
         The id is deterministic (content + wing + room, and ``key`` when one is given: an
         importer's "file, chunk n", so a block repeated in a file is kept as often as it
-        occurs), so adding the same drawer twice changes nothing the second time. Cost: one
-        embedding plus one matrix-vector product for SIMILAR_TO links when they are enabled.
+        occurs), so adding the same drawer twice changes nothing the second time. With
+        :attr:`extract_on_add` the text's entities and facts are extracted
+        (:meth:`extract_rows`); ``facts`` False takes its mentions only (a conversation's
+        assistant turns: their "I" is not the user). Cost: one embedding plus one
+        matrix-vector product for SIMILAR_TO links when they are enabled, plus extraction.
         """
         _check_content(content)
         if not 0.0 <= importance <= 1.0:
@@ -327,11 +411,15 @@ class Palace:
         )
         self.edges.add(EdgeKind.HAS_DRAWER, parent, did)
         self.text_index.add(row, content)
+        if not facts:
+            self._no_facts.add(row)
         if self._pending is not None:
             self._pending.append(row)
-        elif self.embedder is not None:
-            self._embed([row])
-            self._link_similar(row)
+        else:
+            self._extract_new([row])
+            if self.embedder is not None:
+                self._embed([row])
+                self._link_similar(row)
         return did, True
 
     def _link_similar(self, row: int) -> None:
@@ -514,6 +602,14 @@ class Palace:
         if embedder.dim != self.drawers.dim:
             self.drawers.resize_vectors(embedder.dim)
         self.drawers.set_fingerprint(embedder.fingerprint, embedder.name)
+
+
+def _day(seconds: float) -> str | None:
+    """Return the UTC date of ``seconds`` since 1970 as YYYY-MM-DD (None for 0, NaN or a
+    time no calendar holds: a palace file may carry any float)."""
+    if not (math.isfinite(seconds) and 0 < seconds < 253_402_300_800):  # before year 10000
+        return None
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d")
 
 
 def _check_content(content: str) -> None:

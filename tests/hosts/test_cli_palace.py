@@ -181,8 +181,9 @@ def test_call_runs_any_operation_and_the_first_class_commands(palace, capsys, tm
     assert run(capsys, "kg", "add", "Ada", "works at", "Acme", "--from", "2024-01-01")[0] == 0
     code, out, _ = run(capsys, "kg", "query", "ada")
     assert [f["object"] for f in json.loads(out)["facts"]] == ["acme"]
-    assert json.loads(run(capsys, "kg", "timeline")[1])["count"] == 1
-    assert json.loads(run(capsys, "kg", "stats")[1])["triples"] == 1
+    assert json.loads(run(capsys, "kg", "timeline", "Ada")[1])["count"] == 1
+    # the drawer's "We chose Postgres." was extracted when it was added
+    assert json.loads(run(capsys, "kg", "stats")[1])["predicates"]["works_at"] == 1
     # wake-up: text by default, JSON on request
     code, out, err = run(capsys, "wake-up", "--budget", "200")
     assert code == 0 and "- Ada works at Acme (since 2024-01-01)" in out and "tokens" in err
@@ -190,6 +191,8 @@ def test_call_runs_any_operation_and_the_first_class_commands(palace, capsys, tm
     # navigate, slice, swarm go through their operations
     code, out, _ = run(capsys, "navigate", "palace", "work/db")
     assert code == 0 and json.loads(out)["found"] is True
+    code, out, _ = run(capsys, "navigate", "palace", "--toward", "postgres")
+    assert code == 0 and json.loads(out)["goal_choice"]["node"] == "room:work/db"
     code, out, _ = run(capsys, "call", "add_turn", "--args",
                        '{"conversation": "c1", "role": "user", "content": "Which db?"}')
     turn = json.loads(out)["turn"]["id"]

@@ -54,6 +54,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "queries about the present (0 off); several comma-separated run one each")
     lme.add_argument("--turns", default="user", choices=["user", "all"],
                      help="a session's drawer: its user turns (default) or every turn")
+    lme.add_argument("--rerank", default="none", help="hybrid: re-rankers to measure, "
+                     "comma-separated among none, recency, mmr, composite (one run each)")
+    lme.add_argument("--half-life", default="1000", help="days, for recency and composite "
+                     "(search's default); several comma-separated run one each")
+    lme.add_argument("--mmr-lambda", default="0.95", help="MMR's relevance weight in [0, 1] "
+                     "(search's default); several comma-separated run one each")
     abl = add("ablate", _ablate, "fusion, long-drawer and time variants scored on one "
               "embedding pass of a LongMemEval file, by question type")
     abl.add_argument("--data", required=True)
@@ -93,8 +99,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     emb.add_argument("--no-retrieval", action="store_true", help="skip the search runs")
     emb.add_argument("--int8-out", help="also write the int8 model here")
     emb.add_argument("--progress", action="store_true")
-    pf = add("pathfinding", _pathfinding, "Semantic A* on the paper's synthetic palaces")
+    pf = add("pathfinding", _pathfinding, "Semantic A* on the paper's synthetic palaces "
+             "(or, with --palace, on a palace directory, e.g. one bench scale --keep made)")
     pf.add_argument("--out", required=True)
+    pf.add_argument("--palace", help="a palace directory to measure instead")
+    pf.add_argument("--embedder", default="hash", choices=EMBEDDERS)
+    pf.add_argument("--trials", type=int, default=50, help="node pairs a scenario (--palace)")
+    pf.add_argument("--queries", type=int, default=100, help="goal queries a kind (--palace)")
     dec = add("decay", _decay, "pheromone decay and cost recomputation throughput")
     dec.add_argument("--sizes", default="100,5000,100000")
     dec.add_argument("--out", required=True)
@@ -139,6 +150,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "the system's temporary folder)")
     sc.add_argument("--keep", action="store_true", help="keep the export and palace")
     sc.add_argument("--progress", action="store_true")
+    up = add("upkeep", _upkeep, "dedup, repair and wake-up on a generated palace of N "
+             "messages with planted near-duplicates: seconds, planted pairs found")
+    up.add_argument("--messages", type=int, default=20_000)
+    up.add_argument("--planted", type=int, default=300)
+    up.add_argument("--seed", type=int, default=0)
+    up.add_argument("--threshold", type=float, help="dedup's cosine (default: its own)")
+    up.add_argument("--embedder", default="hash", choices=EMBEDDERS)
+    up.add_argument("--out", required=True)
+    up.add_argument("--progress", action="store_true")
     st = add("structure", _structure, "palazzo index of a wing of N rooms (a folder of N "
              "subfolders) and of a flat folder of M files: seconds, peak RSS, rooms, edges, "
              "drawers, bytes")
@@ -155,6 +175,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     jr.add_argument("--size", type=int, default=20_000)
     jr.add_argument("--records", type=int, default=200)
     jr.add_argument("--out", default="bench-results/journal.json")
+    ex = add("extraction", _extraction, "entity and fact extraction: precision/recall/F1 on "
+             "a hand-labelled set, characters/s on the long-conversation set")
+    ex.add_argument("--data", default="tests/palazzo/data/extraction_labelled.json")
+    ex.add_argument("--speed-data", default=None, help="LongMemEval-shaped file to time "
+                    "(default: tests/palazzo/data/longconv_dev.json)")
+    ex.add_argument("--repeat", type=int, default=3, help="timed passes; the best counts")
+    ex.add_argument("--out", required=True)
     return parser
 
 
@@ -174,15 +201,20 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
     embedder = None if modes == ["bm25"] else make_embedder(args.embedder)
     ks = [int(k) for k in str(args.rrf_k).split(",") if k.strip()]
     ws = [float(w) for w in str(args.recency).split(",") if w.strip()]
-    plans = [(mode, k, w) for mode in modes
+    reranks = longmemeval.rerank_plans(
+        [r.strip() for r in args.rerank.split(",") if r.strip()],
+        [float(h) for h in str(args.half_life).split(",") if h.strip()],
+        [float(m) for m in str(args.mmr_lambda).split(",") if m.strip()])
+    plans = [(mode, k, w, rr) for mode in modes
              for k in (ks if mode == "hybrid" else [ks[0]])
-             for w in (ws if mode == "hybrid" else [ws[0]])]
+             for w in (ws if mode == "hybrid" else [ws[0]])
+             for rr in (reranks if mode == "hybrid" else [{}])]
     runs = [longmemeval.run(Path(args.data), None if mode == "bm25" else embedder, mode,
                             progress=progress(f"questions ({mode})", args.progress),
                             chunk_size=args.chunk_size or None, turns=args.turns,
                             fusion={"rrf_k": k, "vector_weight": args.vector_weight,
-                                    "recency": w} if mode == "hybrid" else None)
-            for mode, k, w in plans]
+                                    "recency": w, **rr} if mode == "hybrid" else None)
+            for mode, k, w, rr in plans]
     _write(args.out, runs[0] if len(runs) == 1 else {"benchmark": "longmemeval",
                                                        "runs": runs})
     print(longmemeval.table(runs))
@@ -234,6 +266,18 @@ def _throughput(args: argparse.Namespace, make_embedder: MakeEmbedder,
     _write(args.out, result)
     for r in result["results"]:
         print(json.dumps(r))
+    return 0
+
+
+def _upkeep(args: argparse.Namespace, make_embedder: MakeEmbedder,
+            progress: MakeProgress) -> int:
+    from palazzo.bench import upkeep
+
+    result = upkeep.run(args.messages, make_embedder(args.embedder), seed=args.seed,
+                        planted=args.planted, threshold=args.threshold,
+                        progress=progress("drawers", args.progress))
+    _write(args.out, result)
+    print(json.dumps(result, indent=1, ensure_ascii=False))
     return 0
 
 
@@ -314,7 +358,11 @@ def _pathfinding(args: argparse.Namespace, make_embedder: MakeEmbedder,
                  progress: MakeProgress) -> int:
     from palazzo.bench import pathfinding
 
-    result = pathfinding.run()
+    if args.palace:
+        result = pathfinding.run_palace(Path(args.palace), make_embedder(args.embedder),
+                                        args.trials, args.queries)
+    else:
+        result = pathfinding.run()
     _write(args.out, result)
     print(json.dumps(result, indent=1)[:4000])
     return 0
@@ -365,6 +413,17 @@ def _fuzz(args: argparse.Namespace, make_embedder: MakeEmbedder,
                       progress=progress("inputs", args.progress))
     _write(args.out, result)
     print(json.dumps({"totals": result["totals"], "families": result["families"]}, indent=1))
+    return 0
+
+
+def _extraction(args: argparse.Namespace, make_embedder: MakeEmbedder,
+                progress: MakeProgress) -> int:
+    from palazzo.bench import extraction
+
+    result = extraction.run(Path(args.data), speed_data=Path(args.speed_data)
+                            if args.speed_data else extraction.SPEED_DATA, repeat=args.repeat)
+    _write(args.out, result)
+    print(extraction.table(result))
     return 0
 
 

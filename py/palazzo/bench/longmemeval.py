@@ -5,6 +5,8 @@ haystack_sessions, answer_session_ids). A session's drawer is its user turns joi
 newlines (MemPalace's "raw" protocol); the question is the query; the ranked drawers map back
 to session ids. A session's date (``haystack_dates``, when the file has them) becomes its
 drawer's ``created_at``, so search's time prior sees what a user's imported chats give it.
+Search's opt-in re-rankers (recency, MMR, composite: :mod:`palazzo.retrieval.rerank`) are
+measured by passing their options in ``fusion`` (:func:`rerank_plans` makes them).
 """
 
 from __future__ import annotations
@@ -80,8 +82,11 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
             continue
         did, _ = palace.add_drawer("haystack", "sessions", text, created_at=session_time(stamp))
         sessions_of.setdefault(did, []).append(sid)
-    hits = search(palace, q["question"], limit=max(RANKED, len(sessions_of)), mode=mode,
-                  **(fusion or {}))
+    # A re-ranker orders max(3·limit, 30) candidates: ask for the RANKED a user's query
+    # would, not the whole haystack, so it sees what it would see there (the metrics stop
+    # at 10; the rest of the ranking is filled in below).
+    limit = RANKED if (fusion or {}).get("rerank") else max(RANKED, len(sessions_of))
+    hits = search(palace, q["question"], limit=limit, mode=mode, **(fusion or {}))
     ranked = [sid for h in hits for sid in sessions_of[h.drawer_id]]
     seen = set(ranked)
     # Sessions no list ranked (no shared words, no vector) go last, in haystack order.
@@ -119,6 +124,26 @@ def run(path: Path, embedder: Embedder | None, mode: str,
         "by_type": by_category(rows, [q["question_type"] for q in out]),
         "seconds": round(time.perf_counter() - t0, 2),
     }
+
+
+def rerank_plans(kinds: list[str], half_lives: list[float],
+                 lambdas: list[float]) -> list[dict[str, Any]]:
+    """Return the search options of one run per re-ranker setting: ``{}`` for ``"none"``
+    (search as it is), a run per half-life for ``recency`` and ``composite``, a run per λ for
+    ``mmr``; each holds only the options its re-ranker reads, so the table labels say what
+    ran. An unknown kind is refused. Cost: nothing worth counting."""
+    plans: list[dict[str, Any]] = []
+    for kind in kinds:
+        if kind == "none":
+            plans.append({})
+        elif kind in ("recency", "composite"):
+            plans += [{"rerank": kind, "half_life_days": h} for h in half_lives]
+        elif kind == "mmr":
+            plans += [{"rerank": kind, "mmr_lambda": lam} for lam in lambdas]
+        else:
+            raise PalazzoError(f"unknown re-ranker {kind!r}: use none, recency, mmr or "
+                               "composite")
+    return plans
 
 
 TABLE_METRICS = ("recall_any@5", "recall_all@5", "recall_any@10", "ndcg_any@10")

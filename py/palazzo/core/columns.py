@@ -447,8 +447,10 @@ class EdgeTable:
             return
         out, inc, index = self._adjacency()
         self.alive[i] = False
-        out[self.src[i]].remove(i)
-        inc[self.dst[i]].remove(i)
+        for adjacency, node in ((out, self.src[i]), (inc, self.dst[i])):
+            adjacency[node].remove(i)
+            if not adjacency[node]:  # a node without edges has no entry (as after a load)
+                del adjacency[node]
         del index[(self.kind[i].value, self.src[i], self.dst[i])]
 
     def rename_node(self, old: str, new: str) -> None:

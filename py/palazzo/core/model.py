@@ -38,6 +38,7 @@ class EdgeKind(StrEnum):
     HAS_AGENT = "HAS_AGENT"
     FOCUSES_ON = "FOCUSES_ON"
     WROTE = "WROTE"
+    REFERENCES = "REFERENCES"  # drawer -> entity it mentions (extraction), with confidence
 
 
 HIERARCHY = frozenset(
@@ -58,6 +59,9 @@ BASE_COST: dict[EdgeKind, float] = {
     EdgeKind.HAS_AGENT: 0.3,
     EdgeKind.FOCUSES_ON: 0.3,
     EdgeKind.WROTE: 0.3,
+    # A mention: dearer than walking the hierarchy or a similarity link, cheaper than a fact
+    # hop, so a path through what a drawer names beats one through unrelated facts.
+    EdgeKind.REFERENCES: 0.8,
 }
 
 PALACE_ID = "palace"

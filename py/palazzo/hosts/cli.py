@@ -511,10 +511,13 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--budget", type=int, default=800, help="tokens (characters / 4)")
     c.add_argument("--json", action="store_true", help="every line with its source, as JSON")
     c = cmd("navigate", _run_op("navigate", lambda a: {
-        "start": a.start, "goal": a.goal, "deposit": a.deposit or None,
-        "context": a.context}), "cheapest path between two nodes (Semantic A*)")
-    c.add_argument("start", help="node id, 'wing/room' or a wing name")
-    c.add_argument("goal", help="node id, 'wing/room' or a wing name")
+        "start": a.start, "goal": a.goal, "goal_query": a.toward,
+        "deposit": a.deposit or None, "context": a.context}),
+        "cheapest path between two nodes, or toward a topic (Semantic A*)")
+    c.add_argument("start", help="node id, 'wing/room' or a wing name ('palace': the top)")
+    c.add_argument("goal", nargs="?", help="node id, 'wing/room' or a wing name")
+    c.add_argument("--toward", metavar="TEXT", help="instead of a goal: walk to the room or "
+                   "closet nearest TEXT in meaning")
     c.add_argument("--context")
     c.add_argument("--deposit", action="store_true", help="reinforce the path's edges")
     c = cmd("slice", _run_op("slice_context", lambda a: {

@@ -364,8 +364,10 @@ class Conversations:
 
     def _apply(self, turn: Turn, text: str) -> None:
         """Store ``turn`` (already checked) and its drawer."""
+        # Facts only from what the user said: in an assistant's turn "I" is the assistant.
         did, _ = self.palace.add_drawer(WING, turn.conversation, text, source="conversation",
-                                        importance=turn.salience, created_at=turn.created_at)
+                                        importance=turn.salience, created_at=turn.created_at,
+                                        facts=turn.role == "user")
         assert did == turn.drawer_id, "drawer ids are computed the same way"
         self._insert(turn)
 

@@ -221,18 +221,27 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
            "Hybrid search (vectors + BM25, fused by RRF) with optional wing/room filter; "
            "pheromone > 0 adds the learned-from-use term (off by default); a query about "
            "the present (now, currently, these days...) prefers the newer of the drawers it "
-           "found, weighed by recency (default 1, 0 turns it off).",
+           "found, weighed by recency (default 1, 0 turns it off). rerank (hybrid, off by "
+           "default) re-orders the best candidates: recency (relevance x 0.5^(age / "
+           "half_life_days), age from the newest drawer), mmr (diversity: near-duplicates "
+           "drop; mmr_lambda weighs relevance against novelty) or composite (0.5 relevance, "
+           "0.3 outcome from use, 0.2 recency); each result's scores.rerank says by how much.",
            obj({"query": TEXT, "limit": LIMIT, "wing": NAME, "room": NAME,
                  "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]},
                  "pheromone": {"type": "number", "minimum": 0, "maximum": 10},
-                 "recency": {"type": "number", "minimum": 0, "maximum": 10}},
+                 "recency": {"type": "number", "minimum": 0, "maximum": 10},
+                 "rerank": {"enum": ["recency", "mmr", "composite"]},
+                 "half_life_days": {"type": "number", "minimum": 0.01, "maximum": 36500},
+                 "mmr_lambda": {"type": "number", "minimum": 0, "maximum": 1}},
                 ("query",)))
 def _search(palace: Palace, args: dict[str, Any]) -> Result:
     query = args["query"]
     hits = search(palace, query, limit=args.get("limit", 10), wing=args.get("wing"),
                   room=args.get("room"), mode=args.get("mode", "hybrid"),
                   pheromone=args.get("pheromone", 0.0),
-                  recency=args.get("recency", recency.WEIGHT))
+                  recency=args.get("recency", recency.WEIGHT),
+                  rerank=args.get("rerank"),
+                  **{k: args[k] for k in ("half_life_days", "mmr_lambda") if k in args})
     out = {"query": query[:MAX_QUERY], "results": [h.to_dict() for h in hits]}
     if len(query) > MAX_QUERY:
         out["query_cut_to"] = MAX_QUERY  # what was read; the rest was ignored

@@ -338,8 +338,15 @@ class PalaceStore:
                     palace.set_embedder(RecordedEmbedder.from_effects(effect))
                 except ValueError as err:
                     raise ValidationError(str(err)) from None
-        with _FrozenClock(palace, record.clock):
-            self.registry.call(palace, record.op, copy.deepcopy(record.args))
+        # Extraction on add runs again only for records written with it on: a record of an
+        # older palazzo replays to what it did then, not to more.
+        live = palace.extract_on_add
+        palace.extract_on_add = bool((effects or {}).get("extract", False))
+        try:
+            with _FrozenClock(palace, record.clock):
+                self.registry.call(palace, record.op, copy.deepcopy(record.args))
+        finally:
+            palace.extract_on_add = live
 
     def _attach_host(self, palace: Palace) -> None:
         """Give ``palace`` the host's embedder after a boot (a fitted one gets its stored
@@ -415,7 +422,8 @@ class PalaceStore:
         finally:
             if self.palace.embedder is recorder:  # (a rollback made a new palace)
                 self.palace.embedder = host
-        effects = {"embedder": None if recorder is None else recorder.effects()}
+        effects = {"embedder": None if recorder is None else recorder.effects(),
+                   "extract": self.palace.extract_on_add}
         record = Record(self.seq + 1, name, args_copy, clock, effects)
         try:
             data = journal.encode(record)

@@ -11,6 +11,13 @@ what first place in one RRF list is worth. The term only re-orders what the quer
 drawer outside both lists gains nothing. It is off (w = 0) by default because
 ``palazzo bench learning`` found that it helps the repeated queries and hurts the others
 (README, "Retrieval that learns from use").
+
+Re-ranking (issue 18): ``rerank`` = "recency", "mmr" or "composite" orders the best
+``max(3·limit, 30)`` fused candidates again (:mod:`palazzo.retrieval.rerank`): by relevance ×
+a half-life decay of the drawer's time, by Maximal Marginal Relevance over the drawers'
+vectors, or by Graph Kernel's 0.5/0.3/0.2 composite of relevance, outcome (exploitation
+pheromone) and recency. It is opt-in per query (off by default; docs/benchmarks.md,
+"Re-ranking", has the numbers).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import numpy as np
 from palazzo.errors import ValidationError, VectorsPending
 from palazzo.retrieval import fusion
 from palazzo.retrieval import recency as time_prior
+from palazzo.retrieval import rerank as reranker
 
 MODES = ("hybrid", "vector", "bm25", "blend")
 # How deep each ranked list goes into the fusion, per requested result.
@@ -30,6 +38,9 @@ DEPTH_PER_RESULT = 8
 MIN_DEPTH = 50
 RRF_K = 60
 MAX_PHEROMONE_WEIGHT = 10.0
+# Candidates a re-ranker orders: RERANK_PER_RESULT per requested result, at least RERANK_MIN.
+RERANK_PER_RESULT = 3
+RERANK_MIN = 30
 
 
 @dataclass(slots=True)
@@ -47,6 +58,7 @@ class Hit:
     bm25_rank: int | None
     pheromone: float | None = None
     recency: float | None = None
+    rerank: float | None = None
 
     def to_dict(self, snippet: int | None = None) -> dict[str, Any]:
         text = self.content if snippet is None else self.content[:snippet]
@@ -63,6 +75,7 @@ class Hit:
                 "bm25_rank": self.bm25_rank,
                 "pheromone": self.pheromone,
                 "recency": self.recency,
+                "rerank": self.rerank,
             },
         }
 
@@ -123,6 +136,10 @@ def search(
     rrf_k: int = RRF_K,
     vector_weight: float = 1.0,
     recency: float = time_prior.WEIGHT,
+    rerank: str | None = None,
+    half_life_days: float = reranker.HALF_LIFE_DAYS,
+    mmr_lambda: float = reranker.MMR_LAMBDA,
+    now: float | None = None,
 ) -> list[Hit]:
     """Return up to ``limit`` hits for ``query``, best first.
 
@@ -136,6 +153,13 @@ def search(
     exist for the benchmarks that choose them; the defaults are what the numbers chose.
     ``recency`` weighs the time prior a hybrid query about the present gets (see
     :mod:`palazzo.retrieval.recency`; 0 turns it off); each hit then reports its term.
+    ``rerank`` ("recency", "mmr", "composite"; hybrid only) re-orders the best
+    ``max(3·limit, 30)`` fused candidates (see the module docstring): ``half_life_days`` is
+    the recency decay's half-life (recency, composite), ``mmr_lambda`` MMR's weight of
+    relevance against novelty; ``now`` (epoch seconds) is the newest drawer's time unless
+    given, so results do not depend on the wall clock. Each hit's ``score`` stays the fused
+    relevance; ``rerank`` reports the score the re-ranker ordered it by. Cost: sorting the
+    candidates, and for MMR O(limit · candidates · dim).
     """
     query = query[:MAX_QUERY]
     if mode not in MODES:
@@ -148,6 +172,7 @@ def search(
         raise ValidationError(f"recency must be between 0 and {time_prior.MAX_WEIGHT:g}")
     if pheromone and mode != "hybrid":
         raise ValidationError("the pheromone term works with mode hybrid only")
+    half_life_days, mmr_lambda = _check_rerank(rerank, mode, half_life_days, mmr_lambda)
     if not query.strip():
         raise ValidationError("query must not be empty")
     store = palace.drawers
@@ -185,6 +210,11 @@ def search(
                                      recency, mask, k=rrf_k)
             fused = fused + recent
         order = fusion.rank(fused, mask, limit)
+    reranked = None
+    if rerank is not None:
+        relevance = fused if fused is not None else bm  # hybrid without vectors: BM25 decides
+        order, reranked = _rerank(palace, rerank, relevance, mask, limit, half_life_days,
+                                  mmr_lambda, now)
 
     vrank = {int(r): i + 1 for i, r in enumerate(vec_ranked)}
     brank = {int(r): i + 1 for i, r in enumerate(bm_ranked)}
@@ -205,5 +235,49 @@ def search(
             vector_rank=vrank.get(r), bm25_rank=brank.get(r),
             pheromone=None if boost is None else float(boost[r]),
             recency=None if recent is None else float(recent[r]),
+            rerank=None if reranked is None else float(reranked[r]),
         ))
     return hits
+
+
+def _check_rerank(kind: str | None, mode: str, half_life_days: float,
+                  mmr_lambda: float) -> tuple[float, float]:
+    """Return ``half_life_days`` and ``mmr_lambda`` as floats, or raise ValidationError with
+    what to change when the re-ranking options cannot be used."""
+    if kind is not None and kind not in reranker.KINDS:
+        raise ValidationError(f"rerank must be one of {', '.join(reranker.KINDS)} (or omitted)")
+    if kind is not None and mode != "hybrid":
+        raise ValidationError("rerank works with mode hybrid only")
+    try:
+        half_life_days, mmr_lambda = float(half_life_days), float(mmr_lambda)
+    except (TypeError, ValueError):
+        raise ValidationError("half_life_days and mmr_lambda must be numbers") from None
+    if not (half_life_days > 0 and np.isfinite(half_life_days)):
+        raise ValidationError("half_life_days must be a positive number of days")
+    if not 0.0 <= mmr_lambda <= 1.0:
+        raise ValidationError("mmr_lambda must be between 0 and 1")
+    return half_life_days, mmr_lambda
+
+
+def _rerank(palace, kind: str, relevance: np.ndarray, mask: np.ndarray, limit: int,
+            half_life_days: float, mmr_lambda: float,
+            now: float | None) -> tuple[np.ndarray, dict[int, float]]:
+    """Return the rows re-ranker ``kind`` places first (at most ``limit``) among the best
+    ``max(RERANK_PER_RESULT·limit, RERANK_MIN)`` rows of ``relevance``, and each placed row's
+    re-ranker score. Cost: as :func:`palazzo.retrieval.rerank.rerank` over those rows."""
+    store = palace.drawers
+    n = store.size
+    cand = fusion.rank(relevance, mask, max(RERANK_PER_RESULT * limit, RERANK_MIN))
+    times = store.columns["created_at"][:n]
+    if now is None:
+        alive = times[store.alive[:n]]
+        alive = alive[~np.isnan(alive)]
+        now = float(alive.max()) if len(alive) else 0.0
+    elif not np.isfinite(now):
+        raise ValidationError("now must be a finite time in epoch seconds")
+    rows, scores = reranker.rerank(
+        kind, cand, relevance[cand], limit=limit, times=times[cand], now=float(now),
+        half_life_days=half_life_days, mmr_lambda=mmr_lambda,
+        vectors=np.where(store.has_vector[cand, None], store.vectors[cand], 0.0),
+        outcome=store.columns["exploitation"][cand])
+    return rows, {int(r): float(s) for r, s in zip(rows, scores, strict=True)}

@@ -1,14 +1,17 @@
 """Semantic A* over the palace graph (seed 000 §4.2, "Semantic A* Pathfinding").
 
 The graph is the palace's live edges, walked in both directions. Traversing edge ``e`` into
-node ``v`` costs ``α·C_semantic(v) + β·C_pheromone(e) + γ·C_structural(e)``:
+node ``v`` costs ``α·C_semantic(v) + β·C_pheromone(e) + γ·C_structural(e)``, the seed's three
+terms on the seed's scales:
 
-- ``C_semantic(v) = (1 − cos(vec(v), vec(goal))) / 2`` in [0, 1]; 0.5 when either has no
-  vector. Drawers use their stored vector; wings, rooms and closets the normalised mean of
-  their drawers' vectors (:func:`node_vectors`).
+- ``C_semantic(v) = 1 − cos(vec(v), vec(goal))``, the cosine distance, in [0, 2]; 1 (cosine
+  0) when either has no vector. Drawers use their stored vector; wings, rooms and closets the
+  normalised mean of their drawers' vectors (:func:`node_vectors`).
 - ``C_pheromone(e) = 1 − Φ(e)`` with ``Φ = 0.5·min(success,1) + 0.3·min(recency,1)
-  + 0.2·min(traversal,1)``.
-- ``C_structural(e)`` = the edge's ``current_cost`` (its base cost lowered by pheromone).
+  + 0.2·min(traversal,1)``: the one place pheromone lowers the cost.
+- ``C_structural(e)`` = the edge's ``base_cost``, fixed per edge kind (HALL 0.5, TUNNEL 0.7,
+  ...). Not ``current_cost``: that is ``base_cost·(1 − 0.5·Φ)``, and charging it here would
+  count the pheromone discount a second time (issue 18).
 
 The weights ``(α, β, γ)`` come from the query context (:data:`WEIGHTS`, the seed's table).
 """
@@ -37,7 +40,7 @@ WEIGHTS: dict[str, tuple[float, float, float]] = {
     "memory_recall": (0.50, 0.30, 0.20),
 }
 CONTEXTS = tuple(WEIGHTS)
-NO_VECTOR_SEMANTIC = 0.5  # cosine 0: neither near nor far
+NO_VECTOR_SEMANTIC = 1.0  # cosine 0: neither near nor far
 
 
 @dataclass(slots=True)
@@ -191,7 +194,7 @@ class _Costs:
         self.store = palace.drawers
         cols = palace.edges.columns
         self.success, self.recency = cols["success"], cols["recency"]
-        self.traversal, self.current = cols["traversal"], cols["current_cost"]
+        self.traversal, self.base = cols["traversal"], cols["base_cost"]
         self.goal_vec = self.vector(goal)
         self._sem: dict[str, float] = {goal: 0.0}
         self._static: dict[int, float] = {}
@@ -208,7 +211,7 @@ class _Costs:
         return None
 
     def semantic(self, node: str) -> float:
-        """Return C_semantic(node) in [0, 1]. O(dim) the first time, O(1) after."""
+        """Return C_semantic(node) = 1 − cos in [0, 2]. O(dim) the first time, O(1) after."""
         c = self._sem.get(node)
         if c is None:
             v = self.vector(node)
@@ -216,7 +219,7 @@ class _Costs:
                 c = NO_VECTOR_SEMANTIC
             else:
                 # Clipped: float rounding can push the cosine of near-equal vectors past 1.
-                c = min(1.0, max(0.0, (1.0 - float(v @ self.goal_vec)) / 2.0))
+                c = min(2.0, max(0.0, 1.0 - float(v @ self.goal_vec)))
             self._sem[node] = c
         return c
 
@@ -227,8 +230,8 @@ class _Costs:
         return 1.0 - min(1.0, max(0.0, phi))
 
     def structural(self, e: int) -> float:
-        """Return C_structural(e), the edge's current cost."""
-        return float(self.current[e])
+        """Return C_structural(e), the edge's base cost (no pheromone discount)."""
+        return float(self.base[e])
 
     def static(self, e: int) -> float:
         """Return β·C_pheromone(e) + γ·C_structural(e) (the part not depending on nodes)."""
@@ -251,7 +254,7 @@ class _Costs:
                 cols = edges.columns
                 phi = pheromone.phi(self.palace)
                 cost = (self.beta * (1.0 - np.clip(phi, 0.0, 1.0))
-                        + self.gamma * cols["current_cost"][:n])
+                        + self.gamma * cols["base_cost"][:n])
                 self._min_static = max(0.0, float(cost[live].min()))
         return self._min_static
 
@@ -266,15 +269,20 @@ def _wing_and_level(node: str, costs: _Costs) -> tuple[str | None, int | None]:
 def _adaptive_heuristic(goal: str, costs: _Costs, admissible: bool):
     """Return h(node) -> float.
 
-    Adaptive (seed): inside the goal's wing trust semantics, h = α·C_semantic(v); elsewhere
-    estimate the hops (down to the room level, across, down to the goal) times the cheapest
-    edge. Neither part is a proven lower bound (SIMILAR_TO and RELATES_TO edges skip levels).
+    Adaptive (seed): inside the goal's wing trust semantics, h = α·C_semantic(v), up to 2α;
+    elsewhere estimate the hops (down to the room level, across, down to the goal) times the
+    cheapest edge. Neither part is a lower bound: α·C_semantic(v) can exceed the cost of the
+    one cheap edge that joins v to the goal, and SIMILAR_TO and RELATES_TO edges skip levels.
+    So adaptive paths may cost more than the optimum, and with a closed set (no reopening)
+    no bound on how much is proven here; ``palazzo bench pathfinding`` measures the excess
+    against admissible mode on every pair.
 
     Admissible: every path from v ≠ goal ends with an edge into the goal, costing at least
     ``k`` = the cheapest static cost of the goal's own edges (C_semantic(goal) = 0); a v not
-    adjacent to the goal needs one more edge costing at least the global minimum ``m``. So
-    h = 0 / k / k + m is admissible and consistent (h(u) ≤ c(u, v) + h(v) by case analysis),
-    and A* with a closed set returns an optimal path.
+    adjacent to the goal needs one more edge costing at least the global minimum ``m``
+    (C_semantic ≥ 0 whatever its scale). So h = 0 / k / k + m is admissible and consistent
+    (h(u) ≤ c(u, v) + h(v) by case analysis), and A* with a closed set returns an optimal
+    path.
     """
     edges = costs.palace.edges
     if admissible:

@@ -256,7 +256,8 @@ RICH_BAD = [
      "palace.entities has duplicate ids"),
     (lambda d: d["palace"]["agents"].append(d["palace"]["agents"][0]),
      "palace.agents has duplicate ids"),
-    (lambda d: d["palace"]["edges"].append(d["palace"]["edges"][3]), "a second HAS_DRAWER edge"),
+    (lambda d: d["palace"]["edges"].append(next(
+        e for e in d["palace"]["edges"] if e["kind"] == "HAS_DRAWER")), "a second HAS_DRAWER edge"),
     (lambda d: d["palace"]["drawers"][0].update(content="not what the id says"),
      "palace.drawers[0].id 'drawer_4251da8280f269ba40cd29d2' is not the id of its content"),
     (lambda d: _edge(d, "HAS_WING", "wing:projects").update(src="wing:projects",

@@ -248,7 +248,7 @@ def test_palace_protocol_prompt():
     server = started(store)
     call(server, "add_drawer", DRAWER)
     prompts = server.handle(request(1, "prompts/list"))["result"]["prompts"]
-    assert [p["name"] for p in prompts] == ["palace_protocol"]
+    assert [p["name"] for p in prompts] == ["palace_protocol", "wake_up"]
     got = server.handle(request(2, "prompts/get", {"name": "palace_protocol",
                                                    "arguments": {"agent": "claude"}}))
     messages = got["result"]["messages"]
@@ -261,8 +261,20 @@ def test_palace_protocol_prompt():
         assert word in text, word
 
 
+def test_wake_up_prompt_gives_the_palace_within_the_budget():
+    store = make_store()
+    server = started(store)
+    call(server, "add_drawer", DRAWER)
+    got = server.handle(request(1, "prompts/get", {"name": "wake_up",
+                                                   "arguments": {"budget": "100"}}))
+    text = got["result"]["messages"][0]["content"]["text"]
+    assert DRAWER["content"][:40] in text and "of 100 tokens" in got["result"]["description"]
+
+
 @pytest.mark.parametrize("params", [{"name": "nope"}, {},
-                                    {"name": "palace_protocol", "arguments": {"agent": 3}}])
+                                    {"name": "palace_protocol", "arguments": {"agent": 3}},
+                                    {"name": "wake_up", "arguments": {"budget": "ten"}},
+                                    {"name": "wake_up", "arguments": {"budget": "5"}}])
 def test_prompts_get_errors(params):
     reply = started(make_store()).handle(request(1, "prompts/get", params))
     assert reply["error"]["code"] == mcp.INVALID_PARAMS

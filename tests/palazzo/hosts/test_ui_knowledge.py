@@ -38,7 +38,8 @@ def test_typing_lists_matching_entities_with_their_fact_counts(demo_app):
     app, _ = demo_app
     k = app.knowledge
     k.entity.value_input = "jo"
-    assert list(k.matches.options) == ["Jonas — 4 facts"]
+    # the demo's four facts and "moved to Lisbon", extracted from its drawer
+    assert list(k.matches.options) == ["Jonas — 5 facts"]
     assert k.matches.value is None  # nothing opened until one is picked
     assert "1 entity matches “jo”" in k.found.object
     k.entity.value_input = "zzz"
@@ -56,7 +57,7 @@ def test_picking_a_match_shows_facts_in_and_out_the_graph_and_the_timeline(demo_
     assert "<td>in</td><td>marta</td><td>friend of</td>" in k.facts.object
     assert "<td>out</td><td>jonas</td><td>lives in</td><td>berlin</td>" in k.facts.object
     assert k.nodes.data["label"][0] == "jonas" and "marta" in k.nodes.data["label"]
-    assert len(k.links.data["x0"]) == 4 and "friend of" in k.links.data["label"]
+    assert len(k.links.data["x0"]) == 5 and "friend of" in k.links.data["label"]
     assert "kg-timeline" in k.timeline.object
     k.as_of.value = "2020-06-01"
     assert "berlin" in k.facts.object and "lisbon" not in k.facts.object

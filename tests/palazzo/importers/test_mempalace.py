@@ -55,11 +55,15 @@ def test_python_palace_drawers_diaries_and_graph(fx, tmp_path):
     assert names == sorted(names, key=["add_drawer", "diary_write", "kg_entity",
                                        "kg_add"].index)
 
-    palace = Palace()
+    palace = Palace(extract_on_add=False)  # the mapping alone (extraction adds entities)
     result = apply(plan, bind(palace))
     assert result["created"]["add_drawer"] == 3
     counts = palace.counts()
     assert counts["drawers"] == 5 and counts["entities"] == 6 and counts["agents"] == 1
+    extracted = Palace()
+    apply(plan, bind(extracted))  # with extraction: the same, plus what the drawers name
+    assert set(extracted.entities) > set(palace.entities)
+    assert extracted.kg.stats()["triples"] >= palace.kg.stats()["triples"]
     assert set(palace.wings) == {"proj", "wing_people", "agent-reviewer"}
     # The long diary entry was stored in MemPalace as 800-character chunks; it is one entry.
     entries = call(palace, "diary_read", {"agent": "reviewer"})["entries"]
@@ -416,7 +420,7 @@ def test_the_graph_mempalace_keeps_in_the_home_folder_is_found_and_named(fx, tmp
             f"{palace_dir / 'knowledge_graph.sqlite3'}, "
             f"{home / '.config' / 'mempalace' / 'knowledge_graph.sqlite3'}")
 
-    palace = Palace()
+    palace = Palace(extract_on_add=False)  # the mapping alone (extraction adds entities)
     apply(plan, bind(palace))
     assert palace.kg.stats()["entities"] == want["entities"]
     assert len(call(palace, "kg_query", {"entity": "Max"})["facts"]) == 2

@@ -25,7 +25,9 @@ MUTATING = {"kg_add", "kg_invalidate", "kg_supersede", "kg_alias", "kg_entity"}
 
 @pytest.fixture
 def palace():
-    p = Palace(clock=lambda: NOW)
+    # These tests hold the graph's own rules; extraction on add (tested in
+    # tests/palazzo/test_palace.py and memory/test_extraction.py) would add facts of its own.
+    p = Palace(extract_on_add=False, clock=lambda: NOW)
     p.add_drawer("people", "alice", "Alice joined Acme in 2020 and moved to Beta in 2023.")
     return p
 
@@ -266,7 +268,7 @@ def test_kg_entity_creates_and_updates(palace):
 
 def built(clock=NOW):
     """A palace with current, ended and superseded facts, evidence, entities and aliases."""
-    p = Palace(clock=lambda: clock)
+    p = Palace(extract_on_add=False, clock=lambda: clock)
     drawer, _ = p.add_drawer("people", "alice", "Alice works at Acme.")
     call = bind(p)
     old = call("kg_add", {"subject": "Alice", "predicate": "works_at", "object": "Acme",
@@ -292,7 +294,7 @@ def test_palace_file_round_trip_with_triples_and_aliases():
     section = doc["palace"]["kg"]
     assert len(section["triples"]) == 5
     assert section["aliases"]["beta-incorporated"] == "beta" and "aws" not in section["aliases"]
-    q = Palace(clock=lambda: 99.0)
+    q = Palace(extract_on_add=False, clock=lambda: 99.0)
     call(q, "kg_add", {"subject": "something", "predicate": "else", "object": "entirely"})
     call(q, "import", {"document": copy.deepcopy(doc)})
     assert export_palace(q, exported_at=0.0) == doc
@@ -311,7 +313,7 @@ def test_palace_file_round_trip_with_triples_and_aliases():
 def test_text_import_round_trip():
     p = built()
     doc = export_palace(p, exported_at=0.0)
-    q = Palace(clock=lambda: 1.0)
+    q = Palace(extract_on_add=False, clock=lambda: 1.0)
     call(q, "import", {"text": json.dumps(doc)})
     assert export_palace(q, exported_at=0.0) == doc
 
@@ -326,7 +328,7 @@ facts = st.lists(st.tuples(names, st.sampled_from(["knows", "works at", "uses"])
 @settings(max_examples=60, deadline=None)
 @given(facts=facts, alias=st.booleans())
 def test_random_graphs_round_trip(facts, alias):
-    p = Palace(clock=lambda: NOW)
+    p = Palace(extract_on_add=False, clock=lambda: NOW)
     if alias:
         call(p, "kg_alias", {"alias": "Dave!", "entity": "Erin"})
     for s, pred, o, conf, start, action in facts:
@@ -347,17 +349,17 @@ def test_random_graphs_round_trip(facts, alias):
             if t.current}
     assert set(relates(p)) == live
     doc = export_palace(p, exported_at=0.0)
-    q = Palace(clock=lambda: 3.0)
+    q = Palace(extract_on_add=False, clock=lambda: 3.0)
     call(q, "import", {"document": copy.deepcopy(doc)})
     assert export_palace(q, exported_at=0.0) == doc
 
 
 def test_a_file_without_a_kg_section_gets_the_default_aliases():
-    p = Palace(clock=lambda: NOW)
+    p = Palace(extract_on_add=False, clock=lambda: NOW)
     p.add_drawer("w", "r", "text")
     doc = export_palace(p, exported_at=0.0)
     del doc["palace"]["kg"]
-    q = Palace(clock=lambda: NOW)
+    q = Palace(extract_on_add=False, clock=lambda: NOW)
     call(q, "import", {"document": doc})
     assert q.kg.aliases == DEFAULT_ALIASES and q.kg.triples == {}
 
@@ -434,7 +436,7 @@ BAD_SECTIONS = [
 def test_a_malformed_kg_section_is_refused_and_the_open_palace_kept(spoil, message):
     doc = export_palace(built(), exported_at=0.0)
     spoil(doc)
-    open_palace = Palace(clock=lambda: 7.0)
+    open_palace = Palace(extract_on_add=False, clock=lambda: 7.0)
     open_palace.add_drawer("w", "r", "mine")
     call(open_palace, "kg_add", {"subject": "mine", "predicate": "is", "object": "here"})
     before = snapshot(open_palace)
@@ -447,6 +449,6 @@ def test_a_malformed_kg_section_is_refused_and_the_open_palace_kept(spoil, messa
 def test_the_spoilers_spoil_only_what_they_name():
     # The unspoilt file imports, so each refusal above is caused by its own change.
     doc = export_palace(built(), exported_at=0.0)
-    call(Palace(clock=lambda: 7.0), "import", {"document": doc})
+    call(Palace(extract_on_add=False, clock=lambda: 7.0), "import", {"document": doc})
     assert [t["valid_to"] is None for t in doc["palace"]["kg"]["triples"]] == [
         False, True, True, True, False]

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from palazzo.core.model import EdgeKind
+from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import NotFound, ValidationError
 from palazzo.ops import default_registry
 from palazzo.ops.navigation import operation
@@ -83,3 +84,53 @@ def test_deposit_reinforces_the_path(reg, palace):
     assert out["deposited"]
     (edge,) = [s["edge"] for s in out["steps"]]
     assert palace.edges.columns["success"][edge] > 0
+
+
+@pytest.fixture
+def topical():
+    """Two wings of two rooms whose drawers talk about their room's topic (hash vectors)."""
+    p = Palace(embedder=HashEmbedder(), similar_threshold=None)
+    texts = {("kitchen", "baking"): ["sourdough bread needs flour and yeast",
+                                     "the oven bakes bread loaves with yeast"],
+             ("kitchen", "coffee"): ["espresso beans ground fine", "a grinder for coffee beans"],
+             ("garden", "roses"): ["prune the roses in spring", "roses need aphid spray"],
+             ("garden", "tomatoes"): ["tomatoes ripen on the vine", "stake the tomato vines"]}
+    for (wing, room), drawers in texts.items():
+        for text in drawers:
+            p.add_drawer(wing, room, text)
+    return p
+
+
+def test_goal_query_picks_the_room_nearest_in_meaning(reg, topical):
+    out = reg.call(topical, "navigate", {"start": "garden/roses",
+                                         "goal_query": "yeast and flour for bread"})
+    choice = out["goal_choice"]
+    assert choice["node"] == out["goal"] == "room:kitchen/baking"
+    assert choice["by"] == "centroid" and 0 < choice["score"] <= 1
+    assert out["found"] and out["nodes"][0] == "room:garden/roses"
+    assert out["nodes"][-1] == "room:kitchen/baking"
+    # start left out: the walk begins at the palace.
+    home = reg.call(topical, "navigate", {"goal_query": "espresso grinder beans"})
+    assert home["nodes"] == ["palace", "wing:kitchen", "room:kitchen/coffee"]
+    assert reg.call(topical, "navigate", {"goal": "garden"})["nodes"] == ["palace",
+                                                                        "wing:garden"]
+
+
+def test_goal_query_without_vectors_takes_the_top_search_hit(reg):
+    p = Palace(similar_threshold=None)  # no embedder: words decide (BM25)
+    p.add_drawer("garden", "roses", "prune the roses in spring")
+    tomato, _ = p.add_drawer("garden", "tomatoes", "tomatoes ripen on the vine")
+    out = reg.call(p, "navigate", {"start": "garden/roses", "goal_query": "ripen tomatoes"})
+    assert out["goal_choice"]["node"] == out["goal"] == tomato
+    assert out["goal_choice"]["by"] == "search" and out["goal_choice"]["score"] > 0
+    assert out["nodes"][-1] == tomato
+    with pytest.raises(NotFound):
+        reg.call(p, "navigate", {"goal_query": "quantum chromodynamics"})
+
+
+def test_goal_and_goal_query_exactly_one(reg, palace):
+    for args in ({"start": "code/auth"},
+                 {"start": "code/auth", "goal": "notes/auth", "goal_query": "auth"}):
+        with pytest.raises(ValidationError) as err:
+            reg.call(palace, "navigate", args)
+        assert "exactly one of goal" in str(err.value) and "\n" not in str(err.value)

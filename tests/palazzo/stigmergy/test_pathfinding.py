@@ -11,6 +11,7 @@ import pytest
 from palazzo.core.model import EdgeKind, Entity
 from palazzo.errors import NotFound, ValidationError
 from palazzo.palace import Palace
+from palazzo.stigmergy import pheromone
 from palazzo.stigmergy.pathfinding import WEIGHTS, _Costs, navigate, node_vectors
 
 DIM = 384
@@ -47,10 +48,11 @@ def test_drawer_to_drawer_path_and_costs():
     path = navigate(p, d1, d2)
     assert path.nodes == [d1, "closet:a/r1/c", "room:a/r1", "room:a/r2", d2]
     assert [s.kind for s in path.steps] == ["HAS_DRAWER", "HAS_CLOSET", "HALL", "HAS_DRAWER"]
-    # closet and r1 have vector e1, orthogonal to the goal's e2: semantic 0.5.
-    assert [s.semantic for s in path.steps] == pytest.approx([0.5, 0.5, 0.0, 0.0])
+    # closet and r1 have vector e1, orthogonal to the goal's e2: cosine distance 1.
+    assert [s.semantic for s in path.steps] == pytest.approx([1.0, 1.0, 0.0, 0.0])
     assert [s.structural for s in path.steps] == pytest.approx([0.2, 0.2, 0.5, 0.2])
-    expected = 0.56 + 0.56 + 0.45 + 0.36
+    # 0.4·1 + 0.3·1 + 0.3·0.2 = 0.76 twice, then 0.3 + 0.3·0.5 and 0.3 + 0.3·0.2.
+    expected = 0.76 + 0.76 + 0.45 + 0.36
     assert path.total_cost == pytest.approx(expected)
     assert sum(s.cost for s in path.steps) == pytest.approx(expected)
     assert path.to_dict()["length"] == 4
@@ -65,11 +67,11 @@ def test_group_vector_is_normalised_mean():
 
 def _preset_palace() -> Palace:
     """r1 -> r2 by the HALL (no pheromone) or via the wing (full pheromone, but the wing's
-    vector is the opposite of the goal's: semantic cost 1)."""
+    vector e0 is orthogonal to the goal's e1: semantic cost 1)."""
     p = Palace(similar_threshold=None)
-    for i in range(3):
+    for i, v in enumerate((_unit(1, -1.0), _unit(0), _unit(0))):  # wing: (−e1 + 2e0 + e1)
         d, _ = p.add_drawer("a", "r1", f"away {i}")
-        p.drawers.set_vector(p.row(d), _unit(1, -1.0))
+        p.drawers.set_vector(p.row(d), v)
     d, _ = p.add_drawer("a", "r2", "goal")
     p.drawers.set_vector(p.row(d), _unit(1))
     cols = p.edges.columns
@@ -96,6 +98,42 @@ def test_presets_change_the_chosen_path():
     quick = navigate(p, "room:a/r1", "room:a/r2", context="hypothesis_testing")
     assert quick.nodes == ["room:a/r1", "room:a/r2"]
     assert quick.total_cost == pytest.approx(0.55)
+
+
+def test_pheromone_discount_is_counted_once():
+    """Worked by hand: the HALL r1 -> r2 (base cost 0.5) with success 0.6, recency 1 and
+    traversal 0: Φ = 0.5·0.6 + 0.3·1 + 0.2·0 = 0.6, so C_pheromone = 0.4 and, after
+    recomputation, current_cost = 0.5·(1 − 0.5·0.6) = 0.35. The step costs
+    0.4·0 + 0.3·0.4 + 0.3·0.5 = 0.27; charging current_cost (the old double count) would
+    have given 0.12 + 0.3·0.35 = 0.225."""
+    p, _, _ = _small()
+    e = p.edges.find(EdgeKind.HALL, "room:a/r1", "room:a/r2")
+    cols = p.edges.columns
+    cols["success"][e], cols["recency"][e] = 0.6, 1.0
+    pheromone.recompute_costs(p)
+    assert cols["current_cost"][e] == pytest.approx(0.35)
+    (step,) = navigate(p, "room:a/r1", "room:a/r2").steps
+    assert (step.pheromone, step.structural) == pytest.approx((0.4, 0.5))
+    assert step.cost == pytest.approx(0.27)
+
+
+def test_semantic_cost_is_the_cosine_distance():
+    """C_semantic = 1 − cos on the seed's scale: 0 for the goal's own direction, 1 when
+    orthogonal or without a vector, 2 when opposite, 0.4 for cosine 0.6."""
+    p, d1, d2 = _small()
+    far, _ = p.add_drawer("a", "r2", "opposite")
+    p.drawers.set_vector(p.row(far), _unit(1, -1.0))
+    near, _ = p.add_drawer("a", "r2", "near")
+    v = np.zeros(DIM, np.float32)
+    v[:2] = (0.8, 0.6)
+    p.drawers.set_vector(p.row(near), v)
+    blank, _ = p.add_drawer("a", "r2", "no vector")
+    costs = _Costs(p, d2, WEIGHTS["default"], node_vectors(p))
+    assert costs.semantic(d2) == 0.0
+    assert costs.semantic(d1) == pytest.approx(1.0)
+    assert costs.semantic(far) == pytest.approx(2.0)
+    assert costs.semantic(near) == pytest.approx(0.4)
+    assert costs.semantic(blank) == 1.0
 
 
 def test_weights_are_the_seed_table():
