@@ -39,6 +39,7 @@ from palazzo.errors import NotFound, ValidationError, VectorsPending
 from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries
 from palazzo.memory.kg import KnowledgeGraph, entity_id
+from palazzo.memory.summary import Summaries
 from palazzo.provenance.kernel import Provenance
 from palazzo.retrieval.bm25 import BM25Index
 
@@ -142,6 +143,7 @@ class Palace:
         self.conversations = Conversations(self)
         self.provenance = Provenance(self)
         self.diaries = Diaries(self)
+        self.summaries = Summaries(self)
         # Rows added inside :meth:`deferred`, embedded and linked together when it ends.
         self._pending: list[int] | None = None
         # Extraction on add (memory/extraction.py): entities, REFERENCES edges and facts of

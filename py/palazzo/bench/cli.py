@@ -60,6 +60,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "(search's default); several comma-separated run one each")
     lme.add_argument("--mmr-lambda", default="0.95", help="MMR's relevance weight in [0, 1] "
                      "(search's default); several comma-separated run one each")
+    lme.add_argument("--enrich", default="none", help="hybrid: enrichment's alpha (the "
+                     "semantic weight), comma-separated, 'none' for plain search; one run "
+                     "each")
     abl = add("ablate", _ablate, "fusion, long-drawer and time variants scored on one "
               "embedding pass of a LongMemEval file, by question type")
     abl.add_argument("--data", required=True)
@@ -205,6 +208,9 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
         [r.strip() for r in args.rerank.split(",") if r.strip()],
         [float(h) for h in str(args.half_life).split(",") if h.strip()],
         [float(m) for m in str(args.mmr_lambda).split(",") if m.strip()])
+    enrich = [{} if a.strip() == "none" else {"enrich_alpha": float(a)}
+              for a in str(args.enrich).split(",") if a.strip()]
+    reranks = [{**rr, **en} for rr in reranks for en in enrich]
     plans = [(mode, k, w, rr) for mode in modes
              for k in (ks if mode == "hybrid" else [ks[0]])
              for w in (ws if mode == "hybrid" else [ws[0]])

@@ -22,6 +22,7 @@ from palazzo.bench.metrics import by_category, summarise
 from palazzo.core.model import CHUNK_SIZE
 from palazzo.embed import Embedder
 from palazzo.errors import PalazzoError
+from palazzo.memory.enrichment import POOL, enrich
 from palazzo.palace import Palace
 from palazzo.retrieval.search import search
 
@@ -85,9 +86,19 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
     # A re-ranker orders max(3·limit, 30) candidates: ask for the RANKED a user's query
     # would, not the whole haystack, so it sees what it would see there (the metrics stop
     # at 10; the rest of the ranking is filled in below).
-    limit = RANKED if (fusion or {}).get("rerank") else max(RANKED, len(sessions_of))
-    hits = search(palace, q["question"], limit=limit, mode=mode, **(fusion or {}))
-    ranked = [sid for h in hits for sid in sessions_of[h.drawer_id]]
+    options = dict(fusion or {})
+    alpha = options.pop("enrich_alpha", None)
+    limit = RANKED if options.get("rerank") else max(RANKED, len(sessions_of))
+    if alpha is not None:  # enrichment re-ranks the pool a user's enriched search would
+        limit = POOL
+    hits = search(palace, q["question"], limit=limit, mode=mode, **options)
+    ids = [h.drawer_id for h in hits]
+    if alpha is not None:
+        row_of = palace.drawers.row_of
+        ranked_rows, _ = enrich(palace, q["question"], [row_of[d] for d in ids],
+                                [h.score for h in hits], alpha=alpha)
+        ids = [palace.drawers.ids[c.row] for c in ranked_rows]
+    ranked = [sid for d in ids for sid in sessions_of[d]]
     seen = set(ranked)
     # Sessions no list ranked (no shared words, no vector) go last, in haystack order.
     ranked += [sid for sid in q["haystack_session_ids"] if sid not in seen]

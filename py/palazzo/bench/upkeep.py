@@ -4,12 +4,13 @@ The drawers are the messages of :func:`palazzo.bench.exportgen.make_export` (the
 benchmark's generator) added as plain drawers (twelve wings, one room a conversation),
 plus planted near-duplicates of known kinds: an exact copy in another room,
 the same text with its case and spacing changed, and the text with one word in twenty
-replaced. Then it times ``dedup``, ``repair`` (a dry run over a sound palace, then over one
+replaced. Then it times ``dedup``, ``summarize`` (every room, then again from the cache),
+the AAAK export view, ``repair`` (a dry run over a sound palace, then over one
 with broken derived parts it must find) and ``wake_up`` at two budgets, and reports which
 planted pairs ``dedup`` found (recall) and how many other groups it reported (the generator
 repeats some short messages verbatim: those are duplicates too, not errors, so they are
-counted apart). With an extraction operation in the registry it runs that first, so the
-wake-up's fact sections are filled as a user's would be.
+counted apart, with examples). Drawers are extracted as they are added (entities, facts),
+so the wake-up's fact sections are filled as a user's would be.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 
 from palazzo.bench.exportgen import make_export
 from palazzo.core.model import EdgeKind
-from palazzo.ops import REGISTRY, call
+from palazzo.ops import call
 from palazzo.palace import Palace
 
 KINDS = ("copy", "case", "word")
@@ -90,9 +91,7 @@ def run(messages: int, embedder: Any, *, seed: int = 0, planted: int = 200,
         if progress:
             progress(min(lo + BATCH, len(rows)), len(rows))
     build_s = round(time.perf_counter() - t, 2)
-    extract_s = None
-    if "extract" in REGISTRY.names():
-        _, extract_s = _timed(palace, "extract", {})
+    kg = call(palace, "kg_stats", {})
 
     found, dedup_s = _timed(palace, "dedup", {"limit": 10_000, **(
         {"threshold": threshold} if threshold is not None else {})})
@@ -128,11 +127,26 @@ def run(messages: int, embedder: Any, *, seed: int = 0, planted: int = 200,
         out, s = _timed(palace, "wake_up", {"budget": budget})
         wake[str(budget)] = {"seconds": s, "tokens": out["tokens"], "lines": len(out["lines"]),
                              "sections": sorted({ln["section"] for ln in out["lines"]})}
+    first, summarize_s = _timed(palace, "summarize", {"limit": 10_000})
+    _, summarize_cached_s = _timed(palace, "summarize", {"limit": 10_000})
+    view, aaak_s = _timed(palace, "export", {"format": "aaak"})
+    text_chars = sum(len(store.content[r]) for r in store.live_rows())
     return {
-        "benchmark": "upkeep", "messages": messages, "seed": seed,
+        "benchmark": "upkeep",
+        "summaries": {"rooms": first["count"], "seconds": summarize_s,
+                      "seconds_cached": summarize_cached_s,
+                      "chars": sum(len(r["summary"]) for r in first["rooms"])},
+        "aaak": {"seconds": aaak_s, "chars": len(view["text"]), "text_chars": text_chars},
+        "messages": messages, "seed": seed,
         "embedder": getattr(embedder, "name", None), "drawers": len(palace.drawers),
-        "build_seconds": build_s, "extract_seconds": extract_s,
+        "build_seconds": build_s,
+        "extracted": {"entities": kg["entities"], "facts": kg["triples"]},
         "dedup": {"seconds": dedup_s, "threshold": threshold, "groups": found["count"],
+                  "other_examples": [
+                      [found["groups"][g]["keeper"]["preview"][:80],
+                       found["groups"][g]["merge"][0]["preview"][:80],
+                       found["groups"][g]["merge"][0]["cosine"]]
+                      for g in range(len(found["groups"])) if g not in planted_groups][:8],
                   "drawers_to_merge": found["drawers_to_merge"],
                   "planted_found": hit, "planted": total,
                   "other_groups": found["count"] - len(planted_groups)},

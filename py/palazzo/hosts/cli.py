@@ -167,8 +167,7 @@ def _add(args) -> int:
 def _export(args) -> int:
     with _open(args, create=False) as d:
         out = d.call("export", {"format": args.format, "vectors": args.vectors})
-    text = out["text"] if args.format == "jsonl" else json.dumps(out["document"],
-                                                                 ensure_ascii=False)
+    text = out["text"] if "text" in out else json.dumps(out["document"], ensure_ascii=False)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
         print(f"written to {args.out}", file=sys.stderr)
@@ -466,9 +465,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--file", help="take the text from a file")
     c.add_argument("--wing", required=True)
     c.add_argument("--room", required=True)
-    c = cmd("export", _export, "the palace as palace JSON (or JSONL)")
+    c = cmd("export", _export, "the palace as palace JSON (or JSONL, or AAAK lines)")
     c.add_argument("--out")
-    c.add_argument("--format", default="json", choices=["json", "jsonl"])
+    c.add_argument("--format", default="json", choices=["json", "jsonl", "aaak"],
+                   help="aaak: a compact line a drawer, for a model to read (a view)")
     c.add_argument("--vectors", default="float32", choices=["float32", "float16", "none"])
     c = cmd("import", _import, "replace the palace by a palace JSON file (checked first)")
     c.add_argument("file")

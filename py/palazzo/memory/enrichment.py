@@ -13,6 +13,13 @@ neighbourhood of the entities the *query* names → a score
   query names no known entity, an entity's weight is the share of hits that mention it (what
   the result set is about), and a drawer's structural score is its best entity's weight.
 
+Facts are evidence too: a fact about an entity the query names whose predicate the query
+asks about ("where did I **live**" → ``lives_in``, ``moved_to``; "which company **employed**
+me" → ``works_at``; :data:`PREDICATE_WORDS`, or the predicate's own words) points at the
+drawer it came from (``source_drawer``), and that drawer's structural score is 1, whether the
+fact is current or ended (a question about then needs the fact of then). A first-person query
+names the entity ``user`` (what extraction calls the speaker of "I").
+
 Drawers that mention an entity of the neighbourhood but were not among the hits join the
 candidates (``expand`` of them, nearest entity first) with semantic 0: that is how the second
 half of a two-hop question ("the city my sister moved to") can surface although it shares
@@ -24,6 +31,7 @@ neighbourhood's entities; independent of the palace's size otherwise.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,12 +40,35 @@ from palazzo.core.model import EdgeKind
 from palazzo.memory.extraction import extract
 from palazzo.memory.kg import ENTITY_PREFIX
 
-ALPHA = 0.7  # weight of the semantic term (chosen on dev data: docs/benchmarks.md)
+ALPHA = 0.9  # the semantic weight, chosen on dev data (docs/benchmarks.md, "Enrichment")
 HOPS = 2
 POOL = 30  # search hits enrichment re-ranks (at least the limit asked for)
 EXPAND = 10  # drawers reached only through the graph that may join the candidates
 MAX_CONTEXT = 50  # facts of the neighbourhood returned as context
 LINKED_KINDS = ("name", "alias", "code")  # mentions that name an entity (not dates, amounts)
+USER = "user"
+FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours)\b", re.IGNORECASE)
+WORDS = re.compile(r"[a-z]+")
+# Words of a question that ask about a predicate extraction writes (besides the predicate's
+# own words): the everyday ways to ask for a place, an employer, a job, a tool, a taste.
+PREDICATE_WORDS: dict[str, frozenset[str]] = {
+    "lives_in": frozenset({"live", "lived", "living", "lives", "based", "home", "city",
+                           "where", "stay", "stayed", "reside", "resided"}),
+    "moved_to": frozenset({"move", "moved", "moving", "relocate", "relocated", "based",
+                           "live", "lived", "living", "where", "city"}),
+    "works_at": frozenset({"work", "worked", "working", "works", "employ", "employed",
+                           "employer", "company", "job", "firm", "workplace"}),
+    "works_as": frozenset({"job", "role", "position", "profession", "title", "work",
+                           "worked", "working"}),
+    "uses": frozenset({"use", "used", "using", "tool", "stack", "software", "app"}),
+    "switched_to": frozenset({"switch", "switched", "change", "changed", "replace",
+                              "replaced", "now"}),
+    "prefers": frozenset({"prefer", "preferred", "favourite", "favorite", "like", "best"}),
+    "likes": frozenset({"like", "liked", "enjoy", "favourite", "favorite", "love"}),
+    "loves": frozenset({"love", "loved", "favourite", "favorite", "like", "enjoy"}),
+    "decided": frozenset({"decide", "decided", "decision", "choose", "chose", "chosen",
+                          "pick", "picked", "plan", "planned"}),
+}
 
 
 @dataclass(slots=True)
@@ -69,7 +100,40 @@ def query_entities(palace: Any, query: str) -> list[str]:
         if m.kind in LINKED_KINDS and ENTITY_PREFIX + m.key in palace.entities \
                 and m.key not in keys:
             keys.append(m.key)
+    if FIRST_PERSON.search(query) and ENTITY_PREFIX + USER in palace.entities \
+            and USER not in keys:
+        keys.append(USER)
     return keys
+
+
+def asked_predicates(kg: Any, query: str) -> set[str]:
+    """Return the predicates of ``kg`` that ``query`` asks about: those whose own words or
+    :data:`PREDICATE_WORDS` share a word with the query (lower-cased). Cost: O(predicates
+    in the graph + query words)."""
+    words = set(WORDS.findall(query.lower()))
+    out = set()
+    for pred in {t.predicate for t in kg.triples.values()}:
+        own = {w for w in pred.split("_") if len(w) > 2}
+        if words & (own | PREDICATE_WORDS.get(pred, frozenset())):
+            out.add(pred)
+    return out
+
+
+def evidence_rows(palace: Any, keys: list[str], predicates: set[str]) -> dict[int, str]:
+    """Return store row -> entity key for the drawers that are the evidence of a fact about
+    one of ``keys`` (as subject) with one of ``predicates``, ended facts included. Cost:
+    O(facts of those entities)."""
+    kg = palace.kg
+    row_of = palace.drawers.row_of
+    out: dict[int, str] = {}
+    for key in keys:
+        for tid in kg.by_subject.get(key, ()):
+            t = kg.triples[tid]
+            if t.predicate in predicates and t.source_drawer:
+                r = row_of.get(t.source_drawer)
+                if r is not None:
+                    out.setdefault(r, key)
+    return out
 
 
 def neighbourhood(kg: Any, start: Iterable[str], hops: int = HOPS
@@ -113,11 +177,18 @@ def enrich(palace: Any, query: str, rows: list[int], scores: list[float], *,
                       drawer_entities(palace, store.ids[r])) for r, s in zip(rows, scores,
                                                                              strict=True)]
     q_keys = query_entities(palace, query)
-    dist, facts = neighbourhood(palace.kg, q_keys, hops) if q_keys else ({}, [])
+    # "user" is the hub of a first-person palace: its neighbourhood is everything the user
+    # did, so it counts for evidence facts only, not as a neighbourhood centre.
+    centres = [k for k in q_keys if k != USER]
+    dist, facts = neighbourhood(palace.kg, centres, hops) if centres else ({}, [])
+    evidence = evidence_rows(palace, q_keys, asked_predicates(palace.kg, query)) \
+        if q_keys else {}
     if q_keys:
         weight = {k: 1.0 / (1.0 + d) for k, d in dist.items()}
         seen = {c.row for c in cands}
-        extra: list[tuple[int, str, int]] = []
+        extra: list[tuple[int, str, int]] = [(-1, key, r) for r, key in evidence.items()
+                                             if r not in seen]
+        seen |= {r for _, _, r in extra}
         e = palace.edges
         for key in sorted(dist, key=lambda k: (dist[k], k)):
             for i in e.inc.get(ENTITY_PREFIX + key, ()):
@@ -127,7 +198,7 @@ def enrich(palace: Any, query: str, rows: list[int], scores: list[float], *,
                 if r is not None and r not in seen:
                     seen.add(r)
                     extra.append((dist[key], key, r))
-        extra.sort(key=lambda x: (x[0], x[1], x[2]))
+        extra.sort(key=lambda x: (x[0], x[1], x[2]))  # evidence first (-1), then by hops
         for _, key, r in extra[:expand]:
             cands.append(Enriched(r, 0.0, 0.0, 0.0, drawer_entities(palace, store.ids[r]),
                                   via=key))
@@ -139,7 +210,8 @@ def enrich(palace: Any, query: str, rows: list[int], scores: list[float], *,
         n = max(len(cands), 1)
         weight = {k: v / n for k, v in counts.items() if v > 1}  # shared by two hits or more
     for c in cands:
-        c.structural = max((weight.get(k, 0.0) for k in c.entities), default=0.0)
+        c.structural = 1.0 if c.row in evidence else \
+            max((weight.get(k, 0.0) for k in c.entities), default=0.0)
         c.score = alpha * c.semantic + (1.0 - alpha) * c.structural
     order = sorted(range(len(cands)), key=lambda i: (-cands[i].score, i))
     ranked = [cands[i] for i in order]

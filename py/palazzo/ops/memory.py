@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.memory import enrichment, wakeup
+from palazzo.errors import ValidationError
+from palazzo.memory import enrichment, summary, wakeup
 from palazzo.ops.registry import LIMIT, NAME, TEXT, Operations, Result, obj
 from palazzo.palace import Palace
 from palazzo.retrieval.search import MAX_QUERY, search
@@ -67,11 +68,19 @@ def _enrich(palace: Palace, args: dict[str, Any]) -> Result:
     limit = args.get("limit", 10)
     hits = search(palace, args["query"], limit=max(limit, enrichment.POOL),
                   wing=args.get("wing"), room=args.get("room"))
+    return enriched(palace, args["query"], hits, limit, args.get("alpha", enrichment.ALPHA),
+                    args.get("hops", enrichment.HOPS), args.get("expand", enrichment.EXPAND))
+
+
+def enriched(palace: Palace, query: str, hits: list[Any], limit: int, alpha: float,
+             hops: int = enrichment.HOPS, expand: int = enrichment.EXPAND) -> Result:
+    """Return the ``enrich`` result for search ``hits`` (best first): the first ``limit``
+    re-ranked results, each with its scores and entities, and the graph context. The search
+    operation's ``enrich`` option and the ``enrich`` operation both answer with it."""
     row_of = palace.drawers.row_of
     ranked, context = enrichment.enrich(
-        palace, args["query"], [row_of[h.drawer_id] for h in hits], [h.score for h in hits],
-        alpha=args.get("alpha", enrichment.ALPHA), hops=args.get("hops", enrichment.HOPS),
-        expand=args.get("expand", enrichment.EXPAND))
+        palace, query, [row_of[h.drawer_id] for h in hits], [h.score for h in hits],
+        alpha=alpha, hops=hops, expand=expand)
     s = palace.drawers
     results = [{"drawer_id": s.ids[c.row], "wing": s.wing[c.row], "room": s.room[c.row],
                 "content": s.content[c.row], "score": round(c.score, 6),
@@ -79,4 +88,39 @@ def _enrich(palace: Palace, args: dict[str, Any]) -> Result:
                            "structural": round(c.structural, 6)},
                 "entities": c.entities, **({"via": c.via} if c.via else {})}
                for c in ranked[:limit]]
-    return {"query": args["query"][:MAX_QUERY], "results": results, **context}
+    return {"query": query[:MAX_QUERY], "results": results, **context}
+
+
+@operation("summarize",
+           "Extractive summaries of rooms (or a closet): each a few of the room's own "
+           "sentences, the most typical of it, each naming its drawer; computed when asked "
+           "and cached until the room changes. A room, every room of a wing, or every room.",
+           obj({"wing": NAME, "room": NAME, "closet": NAME,
+                "max_chars": {"type": "integer", "minimum": 50, "maximum": 5000},
+                "limit": LIMIT}))
+def _summarize(palace: Palace, args: dict[str, Any]) -> Result:
+    wing, room, closet = args.get("wing"), args.get("room"), args.get("closet")
+    if (room or closet) and not wing:
+        raise ValidationError("a room (or closet) needs its wing")
+    if closet and not room:
+        raise ValidationError("a closet needs its room")
+    if room is not None:
+        palace.room(wing, room)  # NotFound for a room that is not there
+    cut = args.get("max_chars", summary.SUMMARY_CHARS)
+    rooms = palace.summaries.rooms()
+    keys = sorted(k for k in rooms if (wing is None or k[0] == wing)
+                  and (room is None or k[1] == room))
+    limit = args.get("limit", 100)
+    out = []
+    for w, r in keys[:limit]:
+        sentences, count = palace.summaries.of(w, r, closet, cut, rows=rooms[(w, r)])
+        entry = {"wing": w, "room": r, "drawers": count,
+                 "summary": " ".join(s.text for s in sentences),
+                 "sentences": [s.to_dict() for s in sentences]}
+        if closet is not None:
+            entry["closet"] = closet
+            given = palace.closets.get((w, r, closet))
+            if given is not None and given.summary:
+                entry["given_summary"] = given.summary  # the user's own words stay theirs
+        out.append(entry)
+    return {"rooms": out, "count": len(keys), "truncated": len(keys) > limit}

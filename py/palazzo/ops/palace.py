@@ -15,6 +15,9 @@ from palazzo.core.model import MAX_CONTENT, MAX_KEY, drawer_id
 from palazzo.errors import NotFound, ValidationError
 from palazzo.formats.graphexport import export_graph
 from palazzo.formats.palacefile import export_jsonl, export_palace, parse, read_palace
+from palazzo.memory.enrichment import POOL
+from palazzo.memory.summary import aaak_lines
+from palazzo.ops.memory import enriched
 from palazzo.ops.registry import (
     IMPORTANCE,
     LIMIT,
@@ -225,24 +228,33 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
            "default) re-orders the best candidates: recency (relevance x 0.5^(age / "
            "half_life_days), age from the newest drawer), mmr (diversity: near-duplicates "
            "drop; mmr_lambda weighs relevance against novelty) or composite (0.5 relevance, "
-           "0.3 outcome from use, 0.2 recency); each result's scores.rerank says by how much.",
+           "0.3 outcome from use, 0.2 recency); each result's scores.rerank says by how much. "
+           "enrich = alpha (0..1) answers as the enrich operation does: the hits joined with "
+           "the knowledge graph, re-ranked by alpha·semantic + (1−alpha)·structural.",
            obj({"query": TEXT, "limit": LIMIT, "wing": NAME, "room": NAME,
                  "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]},
                  "pheromone": {"type": "number", "minimum": 0, "maximum": 10},
                  "recency": {"type": "number", "minimum": 0, "maximum": 10},
                  "rerank": {"enum": ["recency", "mmr", "composite"]},
                  "half_life_days": {"type": "number", "minimum": 0.01, "maximum": 36500},
-                 "mmr_lambda": {"type": "number", "minimum": 0, "maximum": 1}},
+                 "mmr_lambda": {"type": "number", "minimum": 0, "maximum": 1},
+                 "enrich": {"type": "number", "minimum": 0, "maximum": 1}},
                 ("query",)))
 def _search(palace: Palace, args: dict[str, Any]) -> Result:
     query = args["query"]
-    hits = search(palace, query, limit=args.get("limit", 10), wing=args.get("wing"),
+    limit = args.get("limit", 10)
+    alpha = args.get("enrich")
+    hits = search(palace, query, limit=limit if alpha is None else max(limit, POOL),
+                  wing=args.get("wing"),
                   room=args.get("room"), mode=args.get("mode", "hybrid"),
                   pheromone=args.get("pheromone", 0.0),
                   recency=args.get("recency", recency.WEIGHT),
                   rerank=args.get("rerank"),
                   **{k: args[k] for k in ("half_life_days", "mmr_lambda") if k in args})
-    out = {"query": query[:MAX_QUERY], "results": [h.to_dict() for h in hits]}
+    if alpha is not None:
+        out = enriched(palace, query, hits, limit, alpha)
+    else:
+        out = {"query": query[:MAX_QUERY], "results": [h.to_dict() for h in hits]}
     if len(query) > MAX_QUERY:
         out["query_cut_to"] = MAX_QUERY  # what was read; the rest was ignored
     return out
@@ -350,12 +362,16 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
                           "reason": "no token the embedder can read" if failed else None}}
 
 
-@operation("export", "The palace as a palace JSON document (or JSONL, a drawer a line).",
-           obj({"format": {"enum": ["json", "jsonl"]},
+@operation("export", "The palace as a palace JSON document (or JSONL, a drawer a line; or "
+           "aaak: every drawer as one compact AAAK line with its id, a view for a model to "
+           "read cheaply, never a replacement for the verbatim text).",
+           obj({"format": {"enum": ["json", "jsonl", "aaak"]},
                  "vectors": {"enum": ["float32", "float16", "none"]}}))
 def _export(palace: Palace, args: dict[str, Any]) -> Result:
     if args.get("format", "json") == "jsonl":
         return {"format": "jsonl", "text": export_jsonl(palace)}
+    if args.get("format") == "aaak":
+        return {"format": "aaak", "text": aaak_lines(palace)}
     vectors = args.get("vectors", "float32")
     return {"format": "json",
             "document": export_palace(palace, vectors=None if vectors == "none" else vectors)}

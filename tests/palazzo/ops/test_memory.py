@@ -108,3 +108,20 @@ def test_replay_extracts_only_what_was_extracted_when_it_was_written():
     assert export_palace(again.palace, exported_at=0.0) == before
     assert {f[2] for f in _facts(again.palace)} == {"lisbon"}
     assert again.palace.extract_on_add is True  # new writes extract again
+
+
+def test_search_with_enrich_answers_as_the_enrich_operation():
+    p = Palace(clock=lambda: DAY)
+    for room, text in (("home", "I lived in Lisbon when I adopted Kiwi, my parrot."),
+                       ("work", "I work at Tidewater Energy as an analyst.")):
+        call(p, "add_drawer", {"wing": "w", "room": room, "content": text})
+    plain = call(p, "search", {"query": "which company employed me?"})
+    assert plain["results"] == []  # no word in common (and no vectors here)
+    both = [call(p, "search", {"query": "which company employed me?", "enrich": 0.9}),
+            call(p, "enrich", {"query": "which company employed me?", "alpha": 0.9})]
+    assert both[0] == both[1]
+    top = both[0]["results"][0]
+    # the question names no entity and shares no word with the drawer; the fact
+    # "user works_at Tidewater Energy" is evidence for "employed"
+    assert "Tidewater" in top["content"] and top["scores"]["structural"] == 1.0
+    assert "user" in both[0]["query_entities"]
