@@ -55,7 +55,7 @@ EMBED_BLOCK = 256  # drawers embedded (and linked) together in a deferred batch
 # certain, a code identifier is a name by its shape, a capitalised span may be a sentence's
 # emphasis. Dates and amounts are not entities.
 MENTION_CONFIDENCE = {"alias": 0.9, "code": 0.8, "name": 0.6}
-MAX_MENTIONS = 32  # entities one drawer links to: a long pasted text must not link to all
+MAX_MENTIONS = 12  # entities one drawer links to: a long pasted text must not link to all
 
 
 class _Section:
@@ -190,7 +190,8 @@ class Palace:
         the drawer was written (known since then, not since forever). A drawer's text is dated
         by its ``created_at`` ("yesterday" means the day before it was written).
         Running it twice adds nothing the second time (edges and facts are found again, not
-        doubled). ``facts`` False (and rows in ``_no_facts``) take mentions only. Cost: the
+        doubled). ``facts`` False (and rows in ``_no_facts``) take no facts, and of the
+        mentions only the sure ones (known aliases, code identifiers). Cost: the
         extraction (docs/benchmarks.md, "Extraction": about a megabyte of text a second on
         CPython) plus one knowledge-graph insert a new fact.
         """
@@ -208,8 +209,12 @@ class Palace:
             found = extract(s.content[row], kg.aliases, today=today)
             counts["drawers"] += 1
             linked: set[str] = set()
+            # An assistant's text (no facts) links what it names for sure (aliases, code),
+            # not every capitalised word of a long answer ("Step", "Note", a heading).
+            speaker = facts and row not in self._no_facts
             for m in found.mentions:
-                if m.kind not in MENTION_CONFIDENCE or m.key in linked:
+                if m.kind not in MENTION_CONFIDENCE or m.key in linked \
+                        or (m.kind == "name" and not speaker):
                     continue
                 if len(linked) >= MAX_MENTIONS:
                     break

@@ -127,8 +127,8 @@ def run(messages: int, embedder: Any, *, seed: int = 0, planted: int = 200,
         out, s = _timed(palace, "wake_up", {"budget": budget})
         wake[str(budget)] = {"seconds": s, "tokens": out["tokens"], "lines": len(out["lines"]),
                              "sections": sorted({ln["section"] for ln in out["lines"]})}
-    first, summarize_s = _timed(palace, "summarize", {"limit": 10_000})
-    _, summarize_cached_s = _timed(palace, "summarize", {"limit": 10_000})
+    first, summarize_s = _timed(palace, "summarize", {"limit": 1000})
+    _, summarize_cached_s = _timed(palace, "summarize", {"limit": 1000})
     view, aaak_s = _timed(palace, "export", {"format": "aaak"})
     text_chars = sum(len(store.content[r]) for r in store.live_rows())
     return {

@@ -449,7 +449,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--yes", action="store_true", help="do it (without: say what it would do)")
     c = cmd("dedup", _dedup, "near-duplicate drawers (a dry run; --yes merges them)")
     c.add_argument("--threshold", type=float, help="cosine (default 0.95)")
-    c.add_argument("--text-threshold", type=float, help="word overlap (default 0.8)")
+    c.add_argument("--text-threshold", type=float, help="word-pair overlap (default 0.7)")
     c.add_argument("--wing")
     c.add_argument("--room")
     c.add_argument("--yes", action="store_true", help="merge (without: only say what)")
