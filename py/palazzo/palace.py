@@ -191,11 +191,11 @@ class Palace:
         by its ``created_at`` ("yesterday" means the day before it was written).
         Running it twice adds nothing the second time (edges and facts are found again, not
         doubled). ``facts`` False (and rows in ``_no_facts``) take no facts, and of the
-        mentions only the sure ones (known aliases, code identifiers). Cost: the
+        mentions only the known aliases. Cost: the
         extraction (docs/benchmarks.md, "Extraction": about a megabyte of text a second on
         CPython) plus one knowledge-graph insert a new fact.
         """
-        from palazzo.memory.extraction import extract
+        from palazzo.memory.extraction import extract, sure_mentions
 
         kg = self.kg
         s = self.drawers
@@ -206,15 +206,20 @@ class Palace:
             did = s.ids[row]
             assert did is not None
             today = _day(float(s.columns["created_at"][row]))
-            found = extract(s.content[row], kg.aliases, today=today)
             counts["drawers"] += 1
             linked: set[str] = set()
-            # An assistant's text (no facts) links what it names for sure (aliases, code),
-            # not every capitalised word of a long answer ("Step", "Note", a heading).
+            # An assistant's text (no facts) links only the known aliases it names: not every
+            # capitalised word of a long answer ("Step", "Note", a heading), nor the
+            # identifiers of the code it wrote; and it skips the name and fact patterns
+            # (most of a chat's text is answers: this halves extraction's cost at import).
             speaker = facts and row not in self._no_facts
-            for m in found.mentions:
-                if m.kind not in MENTION_CONFIDENCE or m.key in linked \
-                        or (m.kind == "name" and not speaker):
+            if speaker:
+                found = extract(s.content[row], kg.aliases, today=today)
+                mentions = found.mentions
+            else:
+                found, mentions = None, sure_mentions(s.content[row], kg.aliases, code=False)
+            for m in mentions:
+                if m.kind not in MENTION_CONFIDENCE or m.key in linked:
                     continue
                 if len(linked) >= MAX_MENTIONS:
                     break
@@ -230,7 +235,7 @@ class Palace:
                     self.edges.add(EdgeKind.REFERENCES, did, eid,
                                    {"confidence": MENTION_CONFIDENCE[m.kind]})
                     counts["mentions"] += 1
-            if not facts or row in self._no_facts:
+            if found is None:
                 continue
             for f in found.facts:
                 counts["facts_seen"] += 1

@@ -448,7 +448,7 @@ def parser() -> argparse.ArgumentParser:
             "derived; set aside journal records that fail on replay (kept in a file)")
     c.add_argument("--yes", action="store_true", help="do it (without: say what it would do)")
     c = cmd("dedup", _dedup, "near-duplicate drawers (a dry run; --yes merges them)")
-    c.add_argument("--threshold", type=float, help="cosine (default 0.95)")
+    c.add_argument("--threshold", type=float, help="cosine (default 0.9)")
     c.add_argument("--text-threshold", type=float, help="word-pair overlap (default 0.7)")
     c.add_argument("--wing")
     c.add_argument("--room")

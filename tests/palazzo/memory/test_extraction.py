@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from palazzo.bench import extraction as bench
-from palazzo.memory.extraction import Extraction, Fact, Mention, extract
+from palazzo.memory.extraction import Extraction, Fact, Mention, extract, sure_mentions
 
 LABELLED = Path(__file__).parents[1] / "data" / "extraction_labelled.json"
 
@@ -217,3 +217,12 @@ def test_bench_speed_counts_characters(tmp_path):
                                                        [{"role": "user", "content": "dup"}]]}]))
     sp = bench.speed(path, repeat=1)
     assert sp["turns"] == 1 and sp["chars"] == len("I use Go.") and sp["facts"] == 1
+
+
+def test_sure_mentions_are_the_alias_and_code_mentions_of_extract():
+    text = "Step 1: install k8s and run `deploy_all` with Python. Then Maria checks it."
+    sure = sure_mentions(text)
+    assert {(m.key, m.kind) for m in sure} == {
+        (m.key, m.kind) for m in extract(text).mentions if m.kind in ("alias", "code")}
+    assert {m.kind for m in sure} == {"alias", "code"} and "kubernetes" in {m.key for m in sure}
+    assert all(text[m.start:m.end] == m.name for m in sure)
