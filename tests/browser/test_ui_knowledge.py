@@ -69,8 +69,9 @@ def test_two_letters_suggest_an_entity_and_picking_it_opens_its_neighbourhood(pa
     page.locator(".pz-kg-entity input").press_sequentially("jo")
     assert "1 entity matches “jo”" in wait_text(page, "kg-found", "match")
     matches = page.locator(".pz-kg-matches select")
-    assert matches.locator("option").all_inner_texts() == ["Jonas — 4 facts"]
-    matches.select_option(label="Jonas — 4 facts")
+    # the demo's four facts and "moved to Lisbon", extracted from its drawer
+    assert matches.locator("option").all_inner_texts() == ["Jonas — 5 facts"]
+    matches.select_option(label="Jonas — 5 facts")
     facts = wait_text(page, "kg-facts", "friend of")
     assert re.search(r"in\s+marta\s+friend of\s+jonas", facts)
     assert re.search(r"out\s+jonas\s+lives in\s+lisbon", facts)
