@@ -276,11 +276,13 @@ class Palace:
     def replace_with(self, other: Palace, keep_name: bool = False) -> None:
         """Take over every piece of state of ``other`` (an import's atomic switch), its name
         too unless ``keep_name``; its sub-stores are re-pointed at this palace."""
-        name = self.name
+        name, extracting = self.name, self.extract_on_add
         self.__dict__.update(other.__dict__)
         if keep_name:
             self.name = name
-        for part in (self.kg, self.conversations, self.provenance, self.diaries):
+        self.extract_on_add = extracting  # the host's setting, not the import's
+        for part in (self.kg, self.conversations, self.provenance, self.diaries,
+                     self.summaries):
             part.palace = self
 
     # -- hierarchy --------------------------------------------------------------------------

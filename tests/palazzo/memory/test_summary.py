@@ -75,3 +75,15 @@ def test_the_aaak_view_has_a_line_a_drawer_and_leaves_the_drawers_verbatim():
                                           for ln in drawer_lines)
     assert all(len(ln) < 200 for ln in drawer_lines)
     assert call(p, "export", {"vectors": "none"})["document"]["palace"]["drawers"] == before
+
+
+def test_an_imported_palace_is_summarised_from_its_own_drawers():
+    p = _palace()
+    doc = call(p, "export", {"vectors": "none"})["document"]
+    other = Palace(extract_on_add=False)
+    call(other, "add_drawer", {"wing": "x", "room": "y", "content": "Something else entirely."})
+    call(other, "import", {"document": doc})
+    assert other.summaries.palace is other and other.extract_on_add is False
+    assert call(other, "summarize", {"wing": "work", "room": "db"})["rooms"][0]["drawers"] == 3
+    call(other, "add_drawer", {"wing": "work", "room": "db", "content": "Postgres again."})
+    assert call(other, "summarize", {"wing": "work", "room": "db"})["rooms"][0]["drawers"] == 4
