@@ -47,6 +47,7 @@ EXPAND = 10  # drawers reached only through the graph that may join the candidat
 MAX_CONTEXT = 50  # facts of the neighbourhood returned as context
 LINKED_KINDS = ("name", "alias", "code")  # mentions that name an entity (not dates, amounts)
 USER = "user"
+COUNTING = re.compile(r"\bhow\s+(?:many|much)\b", re.IGNORECASE)
 FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours)\b", re.IGNORECASE)
 WORDS = re.compile(r"[a-z]+")
 # Words of a question that ask about a predicate extraction writes (besides the predicate's
@@ -119,16 +120,29 @@ def asked_predicates(kg: Any, query: str) -> set[str]:
     return out
 
 
-def evidence_rows(palace: Any, keys: list[str], predicates: set[str]) -> dict[int, str]:
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def evidence_rows(palace: Any, keys: list[str], predicates: set[str],
+                  query: str = "") -> dict[int, str]:
     """Return store row -> entity key for the drawers that are the evidence of a fact about
-    one of ``keys`` (as subject) with one of ``predicates``, ended facts included. Cost:
-    O(facts of those entities)."""
+    one of ``keys`` (as subject) with one of ``predicates``, ended facts included.
+
+    A counting question ("how many kits have I bought") names the objects it counts, so
+    there a fact counts only when its object shares a word with the question (a grocery
+    order is no evidence about kits); a wh-question ("which company employed me") asks for
+    the object, so any object counts. Cost: O(facts of those entities)."""
     kg = palace.kg
     row_of = palace.drawers.row_of
+    counting = COUNTING.search(query) is not None
+    asked = {_stem(w) for w in WORDS.findall(query.lower())}
     out: dict[int, str] = {}
     for key in keys:
         for tid in kg.by_subject.get(key, ()):
             t = kg.triples[tid]
+            if counting and not asked & {_stem(w) for w in WORDS.findall(t.object)}:
+                continue
             if t.predicate in predicates and t.source_drawer:
                 r = row_of.get(t.source_drawer)
                 if r is not None:
@@ -181,7 +195,7 @@ def enrich(palace: Any, query: str, rows: list[int], scores: list[float], *,
     # did, so it counts for evidence facts only, not as a neighbourhood centre.
     centres = [k for k in q_keys if k != USER]
     dist, facts = neighbourhood(palace.kg, centres, hops) if centres else ({}, [])
-    evidence = evidence_rows(palace, q_keys, asked_predicates(palace.kg, query)) \
+    evidence = evidence_rows(palace, q_keys, asked_predicates(palace.kg, query), query) \
         if q_keys else {}
     if q_keys:
         weight = {k: 1.0 / (1.0 + d) for k, d in dist.items()}

@@ -125,3 +125,18 @@ def test_search_with_enrich_answers_as_the_enrich_operation():
     # "user works_at Tidewater Energy" is evidence for "employed"
     assert "Tidewater" in top["content"] and top["scores"]["structural"] == 1.0
     assert "user" in both[0]["query_entities"]
+
+
+def test_a_counting_question_takes_as_evidence_only_facts_about_what_it_counts():
+    p = Palace(clock=lambda: DAY)
+    groceries = call(p, "add_drawer", {"wing": "w", "room": "a", "content":
+                                       "I bought groceries at Walmart yesterday."})["drawer_id"]
+    kits = call(p, "add_drawer", {"wing": "w", "room": "b", "content":
+                                  "I bought two model kits last week."})["drawer_id"]
+    assert {f[1] for f in _facts(p)} == {"bought"}
+    out = call(p, "enrich", {"query": "How many model kits have I bought?"})
+    structural = {r["drawer_id"]: r["scores"]["structural"] for r in out["results"]}
+    assert structural[kits] == 1.0 and structural.get(groceries, 0.0) == 0.0
+    which = call(p, "enrich", {"query": "Which store did I go to when I bought groceries?"})
+    assert {r["drawer_id"] for r in which["results"]
+            if r["scores"]["structural"] == 1.0} == {groceries, kits}
