@@ -6,11 +6,9 @@ embedding matrix, the BM25 index and the graph never drift apart.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -37,7 +35,8 @@ from palazzo.core.model import (
 from palazzo.embed import Embedder
 from palazzo.errors import NotFound, ValidationError, VectorsPending
 from palazzo.memory.conversation import Conversations
-from palazzo.memory.diary import Diaries
+from palazzo.memory.diary import Diaries, written_date
+from palazzo.memory.extraction import extract, sure_mentions
 from palazzo.memory.kg import KnowledgeGraph, entity_id
 from palazzo.memory.summary import Summaries
 from palazzo.provenance.kernel import Provenance
@@ -195,8 +194,6 @@ class Palace:
         extraction (docs/benchmarks.md, "Extraction": about a megabyte of text a second on
         CPython) plus one knowledge-graph insert a new fact.
         """
-        from palazzo.memory.extraction import extract, sure_mentions
-
         kg = self.kg
         s = self.drawers
         counts = {"drawers": 0, "mentions": 0, "entities": 0, "facts": 0, "facts_seen": 0}
@@ -205,7 +202,7 @@ class Palace:
                 continue
             did = s.ids[row]
             assert did is not None
-            today = _day(float(s.columns["created_at"][row]))
+            today = written_date(float(s.columns["created_at"][row]))
             counts["drawers"] += 1
             linked: set[str] = set()
             # An assistant's text (no facts) links only the known aliases it names: not every
@@ -616,14 +613,6 @@ class Palace:
         if embedder.dim != self.drawers.dim:
             self.drawers.resize_vectors(embedder.dim)
         self.drawers.set_fingerprint(embedder.fingerprint, embedder.name)
-
-
-def _day(seconds: float) -> str | None:
-    """Return the UTC date of ``seconds`` since 1970 as YYYY-MM-DD (None for 0, NaN or a
-    time no calendar holds: a palace file may carry any float)."""
-    if not (math.isfinite(seconds) and 0 < seconds < 253_402_300_800):  # before year 10000
-        return None
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d")
 
 
 def _check_content(content: str) -> None:

@@ -49,6 +49,14 @@ def parse_day(value: str, end: bool = False) -> float:
     return moment.timestamp()
 
 
+def written_date(when: float) -> str | None:
+    """Return the UTC date (YYYY-MM-DD) of ``when`` (epoch seconds), or None for 0 (a palace
+    clock that records no time) and for times no date has (as :func:`written_day`): what
+    extraction reads "yesterday" from and what the wake-up shows. Cost: O(1)."""
+    day = written_day(when) if when else None
+    return day[:10] if day else None
+
+
 def written_day(when: float) -> str | None:
     """Return ``when`` (epoch seconds) as an ISO datetime in UTC, or None when no date has
     that time (outside years 1 to 9999, or not a number): reading a diary never fails on a

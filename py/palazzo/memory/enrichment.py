@@ -107,27 +107,21 @@ def query_entities(palace: Any, query: str) -> list[str]:
     return keys
 
 
-def asked_predicates(kg: Any, query: str) -> set[str]:
-    """Return the predicates of ``kg`` that ``query`` asks about: those whose own words or
-    :data:`PREDICATE_WORDS` share a word with the query (lower-cased). Cost: O(predicates
-    in the graph + query words)."""
-    words = set(WORDS.findall(query.lower()))
-    out = set()
-    for pred in {t.predicate for t in kg.triples.values()}:
-        own = {w for w in pred.split("_") if len(w) > 2}
-        if words & (own | PREDICATE_WORDS.get(pred, frozenset())):
-            out.add(pred)
-    return out
+def asks_about(predicate: str, words: set[str]) -> bool:
+    """Return whether a question of lower-cased ``words`` asks about ``predicate``: its own
+    words or :data:`PREDICATE_WORDS` share a word with the question. Cost: O(1)."""
+    own = {w for w in predicate.split("_") if len(w) > 2}
+    return bool(words & (own | PREDICATE_WORDS.get(predicate, frozenset())))
 
 
 def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
-def evidence_rows(palace: Any, keys: list[str], predicates: set[str],
-                  query: str = "") -> dict[int, str]:
+def evidence_rows(palace: Any, keys: list[str], query: str) -> dict[int, str]:
     """Return store row -> entity key for the drawers that are the evidence of a fact about
-    one of ``keys`` (as subject) with one of ``predicates``, ended facts included.
+    one of ``keys`` (as subject) whose predicate ``query`` asks about (:func:`asks_about`),
+    ended facts included.
 
     A counting question ("how many kits have I bought") names the objects it counts, so
     there a fact counts only when its object shares a word with the question (a grocery
@@ -136,14 +130,18 @@ def evidence_rows(palace: Any, keys: list[str], predicates: set[str],
     kg = palace.kg
     row_of = palace.drawers.row_of
     counting = COUNTING.search(query) is not None
-    asked = {_stem(w) for w in WORDS.findall(query.lower())}
+    words = set(WORDS.findall(query.lower()))
+    asked = {_stem(w) for w in words}
+    asks: dict[str, bool] = {}
     out: dict[int, str] = {}
     for key in keys:
         for tid in kg.by_subject.get(key, ()):
             t = kg.triples[tid]
             if counting and not asked & {_stem(w) for w in WORDS.findall(t.object)}:
                 continue
-            if t.predicate in predicates and t.source_drawer:
+            if t.predicate not in asks:
+                asks[t.predicate] = asks_about(t.predicate, words)
+            if asks[t.predicate] and t.source_drawer:
                 r = row_of.get(t.source_drawer)
                 if r is not None:
                     out.setdefault(r, key)
@@ -195,8 +193,7 @@ def enrich(palace: Any, query: str, rows: list[int], scores: list[float], *,
     # did, so it counts for evidence facts only, not as a neighbourhood centre.
     centres = [k for k in q_keys if k != USER]
     dist, facts = neighbourhood(palace.kg, centres, hops) if centres else ({}, [])
-    evidence = evidence_rows(palace, q_keys, asked_predicates(palace.kg, query), query) \
-        if q_keys else {}
+    evidence = evidence_rows(palace, q_keys, query) if q_keys else {}
     if q_keys:
         weight = {k: 1.0 / (1.0 + d) for k, d in dist.items()}
         seen = {c.row for c in cands}

@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from palazzo.memory import aaak
+from palazzo.memory.diary import written_date
+from palazzo.memory.enrichment import drawer_entities
+from palazzo.memory.kg import ENTITY_PREFIX
 
 SUMMARY_CHARS = 400
 MIN_WORDS = 4
@@ -149,12 +152,9 @@ def aaak_lines(palace: Any) -> str:
     from the entities each drawer's REFERENCES edges name (extraction), so the cost is
     O(total characters · entities a drawer) rather than times every entity of the palace."""
     store = palace.drawers
-    edges = palace.edges
     created = store.columns["created_at"]
     importance = store.columns["importance"]
-    by_room: dict[tuple[str, str], list[int]] = {}
-    for r in store.live_rows():
-        by_room.setdefault((store.wing[r], store.room[r]), []).append(int(r))
+    by_room = palace.summaries.rooms()
     lines = ["# AAAK view of palace "
              f"{palace.name!r}: DATE|WING|ENTITIES|topics|\"first sentence\"|STARS|FLAGS|"
              "drawer id (a view: the drawers keep their verbatim text)"]
@@ -163,14 +163,10 @@ def aaak_lines(palace: Any) -> str:
         rows = sorted(by_room[(wing, room)], key=lambda r: (float(created[r]), store.ids[r]))
         for r in rows:
             did = store.ids[r]
-            known = []
-            for i in edges.out.get(did, ()):
-                if edges.kind[i].value == "REFERENCES":
-                    ent = palace.entities.get(edges.dst[i])
-                    if ent is not None:
-                        known.append(ent.name)
+            known = [ent.name for key in drawer_entities(palace, did)
+                     if (ent := palace.entities.get(ENTITY_PREFIX + key)) is not None]
             when = float(created[r])
-            when = when if 0 <= when < 253_402_300_800 else 0.0  # a date gmtime can write
+            when = when if written_date(when) else 0.0  # a time gmtime can write
             line = aaak.encode(store.content[r], when, wing,
                                float(importance[r]), known=known)
             lines.append(f"{line}|{did}")

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from palazzo.errors import ValidationError
+from palazzo.memory.diary import written_date
 from palazzo.memory.kg import ENTITY_PREFIX
 
 IDENTITY = "identity"
@@ -72,9 +72,7 @@ class Line:
 
 
 def _day(seconds: float) -> str:
-    if not math.isfinite(seconds) or seconds <= 0:
-        return ""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d")
+    return written_date(seconds) or ""
 
 
 def _excerpt(text: str) -> str:
@@ -147,16 +145,10 @@ def _story_lines(palace: Any, limit: int) -> list[Line]:
 
 
 def _room_lines(palace: Any) -> list[Line]:
-    store = palace.drawers
-    n = store.size
-    live = np.flatnonzero(store.alive[:n])
-    latest: dict[tuple[str, str], float] = {}
-    count: dict[tuple[str, str], int] = {}
-    created = store.columns["created_at"]
-    for r in live:
-        key = (store.wing[r], store.room[r])
-        count[key] = count.get(key, 0) + 1
-        latest[key] = max(latest.get(key, -math.inf), float(created[r]))
+    created = palace.drawers.columns["created_at"]
+    rooms = palace.summaries.rooms()
+    count = {k: len(rows) for k, rows in rooms.items()}
+    latest = {k: float(created[rows].max()) for k, rows in rooms.items()}
     keys = sorted(latest, key=lambda k: (-latest[k], k))
     lines = []
     for w, r in keys:
