@@ -60,9 +60,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "(search's default); several comma-separated run one each")
     lme.add_argument("--mmr-lambda", default="0.95", help="MMR's relevance weight in [0, 1] "
                      "(search's default); several comma-separated run one each")
-    lme.add_argument("--enrich", default="none", help="hybrid: enrichment's alpha (the "
-                     "semantic weight), comma-separated, 'none' for plain search; one run "
-                     "each")
+    lme.add_argument("--enrich", default="0.9", help="hybrid: enrichment's alpha (the "
+                     "semantic weight; the search operation's default 0.9), comma-separated, "
+                     "'none' for plain fused search; one run each")
     abl = add("ablate", _ablate, "fusion, long-drawer and time variants scored on one "
               "embedding pass of a LongMemEval file, by question type")
     abl.add_argument("--data", required=True)

@@ -237,6 +237,8 @@ _SUBJ = (rf"(?P<subj>\bI\b|\b[Ww]e\b|(?:\b[Mm]y|\b[Oo]ur)\s(?:(?:old|best|new|cl
          rf"|(?P<name>{_PNAME})(?:(?:'s|’s)\s(?P<rel>{_RELATIVE}))?)"
          r"(?:\s(?:from|at)\s(?:the\s|my\s|our\s)?[a-z]+(?:\s[a-z]+)?(?=\s))?")
 _FP = r"(?P<subj>\bI\b|\b[Ww]e\b)"
+# Between a subject and its verb: a space, or nothing before a contraction ("I've lived").
+_SEP = r"(?:\s+|(?=['’]))"
 _OBJ = r"(?P<obj>[^.!?;\n]{1,160})"
 _NEG = re.compile(r"\b(?:not|never|no longer|n't|nt|cannot|nor|hardly|barely)\b|n't\b",
                   re.IGNORECASE)
@@ -316,33 +318,33 @@ def _alt(words: Mapping[str, str] | set[str]) -> str:
                     for w in sorted(words, key=len, reverse=True))
 
 
-_P_SWITCH = re.compile(rf"{_SUBJ}\s+{_ADV}switched\s+(?:over\s+)?from\s+(?P<a>[^.!?;\n]{{1,80}}?)"
-                       rf"\s+to\s+{_OBJ}")
+_P_SWITCH = re.compile(rf"{_SUBJ}{_SEP}{_ADV}switched\s+(?:over\s+)?from\s+"
+                       rf"(?P<a>[^.!?;\n]{{1,80}}?)\s+to\s+{_OBJ}")
 _P_GAVEUP = re.compile(
-    rf"{_SUBJ}\s+{_ADV}(?:gave up(?: on)?|stopped|ditched|quit|dropped)\s+"
+    rf"{_SUBJ}{_SEP}{_ADV}(?:gave up(?: on)?|stopped|ditched|quit|dropped)\s+"
     rf"(?P<a>[^.!?;,\n]{{1,80}}?)"
     rf"\s+and\s+(?:{_ADV})(?:started|switched to|moved\s+(?:[a-z]+\s+){{0,3}}?(?:over\s+)?to|"
     rf"went with|now use|use)\s+{_OBJ}")
-_P_INSTEAD = re.compile(rf"{_SUBJ}\s+{_ADV}(?:started|began|switched to)\s+(?P<obj>[^.!?;,\n]"
+_P_INSTEAD = re.compile(rf"{_SUBJ}{_SEP}{_ADV}(?:started|began|switched to)\s+(?P<obj>[^.!?;,\n]"
                         rf"{{1,80}}?)\s+instead of\s+(?P<a>[^.!?;,\n]{{1,60}})")
-_P_MOVED = re.compile(rf"{_SUBJ}\s+{_ADV}(?:moved|relocated)\s+(?:back\s+)?to\s+"
+_P_MOVED = re.compile(rf"{_SUBJ}{_SEP}{_ADV}(?:moved|relocated)\s+(?:back\s+)?to\s+"
                       rf"(?P<obj>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*(?:,\s[A-Z][\w'-]*)?)")
-_P_LIVES = re.compile(rf"{_SUBJ}\s+{_ADV}(?:live|lives|lived|'m living|am living|'ve lived|"
+_P_LIVES = re.compile(rf"{_SUBJ}{_SEP}{_ADV}(?:live|lives|lived|'m living|am living|'ve lived|"
                       rf"have lived|has lived|’ve lived)\s+in\s+{_OBJ}")
 _P_WORKS = re.compile(
-    rf"{_SUBJ}\s+{_ADV}(?:work|works|worked|'ve been working|have been working|"
+    rf"{_SUBJ}{_SEP}{_ADV}(?:work|works|worked|'ve been working|have been working|"
     rf"started working|began working|'m working|am working|is working|got a job)\s+"
     rf"(?:(?:at|for)\s+(?P<org>[A-Z][\w&'-]*(?:\s(?:of\s|&\s)?[A-Z][\w&'-]*)*)\s*)?"
     rf"(?:as\s+(?P<role>(?:a|an)\s[^.!?;,\n]{{1,60}}))?")
 _P_EMPLOYER = re.compile(r"\b(?P<subj>[Mm]y)\s(?:employer|company|workplace)\s+is\s+"
                          r"(?P<org>[A-Z][\w&'-]*(?:\s(?:of\s|&\s)?[A-Z][\w&'-]*)*)")
-_P_JOB_AT = re.compile(rf"{_SUBJ}\s+{_ADV}(?:moved|relocated)\s+to\s+"
+_P_JOB_AT = re.compile(rf"{_SUBJ}{_SEP}{_ADV}(?:moved|relocated)\s+to\s+"
                        rf"[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*"
                        rf"\s+for\s+(?:a|her|his|their|my)\s+(?:new\s+)?job\s+at\s+"
                        rf"(?P<org>[A-Z][\w&'-]*(?:\s(?:of\s|&\s)?[A-Z][\w&'-]*)*)")
 _P_BEEN_A = re.compile(rf"{_FP}(?:'ve|’ve| have)\s+been\s+(?P<role>(?:a|an)\s[a-zA-Z -]{{2,40}}?)"
                        rf"\s+(?:there|at\s+[A-Z])")
-_P_USES = re.compile(rf"{_SUBJ}\s+{_ADV}(?:use|uses|'m using|am using|'ve been using|"
+_P_USES = re.compile(rf"{_SUBJ}{_SEP}{_ADV}(?:use|uses|'m using|am using|'ve been using|"
                      rf"have been using|has been using|been using|rely on|relies on)\s+"
                      rf"(?!to\b){_OBJ}")
 _P_LIVE_IN_TOOL = re.compile(r"\b(?:[Aa]ll\s)?[Mm]y\s(?:work\s)?(?:notes|files|documents|docs|"
@@ -350,7 +352,7 @@ _P_LIVE_IN_TOOL = re.compile(r"\b(?:[Aa]ll\s)?[Mm]y\s(?:work\s)?(?:notes|files|d
                              r"(?P<obj>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)")
 _P_IS_A = re.compile(r"(?<![\w'])(?P<name>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)\s+is\s+"
                      r"(?P<obj>(?:a|an|my|our)\s[^.!?;,\n]{2,80})")
-_P_PREF = re.compile(rf"{_SUBJ}\s+{_ADV}(?:'m\s+|am\s+|'ve\s+been\s+|have\s+been\s+|been\s+)?"
+_P_PREF = re.compile(rf"{_SUBJ}{_SEP}{_ADV}(?:'m\s+|am\s+|'ve\s+been\s+|have\s+been\s+|been\s+)?"
                      rf"(?P<verb>{_alt(_PREF_VERBS)})\s+{_OBJ}")
 _P_FAN = re.compile(rf"{_SUBJ}(?:'m|’m| am|'re| are)\s+{_ADV}(?:a\s+(?:big|huge|real)\s+fan\s+of|"
                     rf"passionate\s+about|(?:really\s+)?into)\s+{_OBJ}")
@@ -358,7 +360,7 @@ _P_FAV = re.compile(r"\b(?P<who>[Mm]y|[Oo]ur|[A-Z][a-z]+(?:'s|’s))\s+(?:all-ti
                     r"favou?rite\s+(?P<what>[a-z][a-z -]{1,40}?)(?:\s+(?:at the moment|"
                     r"right now|these days|of all time|lately|so far))?\s+(?:is|are|has to be)\s+"
                     + _OBJ)
-_P_DECIDED = re.compile(rf"{_SUBJ}\s+{_ADV}(?:'ve\s+|have\s+|has\s+)?(?:decided|chose|chosen|"
+_P_DECIDED = re.compile(rf"{_SUBJ}{_SEP}{_ADV}(?:'ve\s+|have\s+|has\s+)?(?:decided|chose|chosen|"
                         rf"picked|went with|opted for|settled on|committed to)\s+"
                         rf"(?:(?P<to>to)\s+|(?P<on>on)\s+)?{_OBJ}")
 _P_WILL = re.compile(rf"(?:(?<![\s\S])|(?<=[.!?\n]\s)|(?<=\n)|"
@@ -369,7 +371,7 @@ _P_WILL = re.compile(rf"(?:(?<![\s\S])|(?<=[.!?\n]\s)|(?<=\n)|"
 _P_LETS = re.compile(rf"(?:^|\s)(?P<subj>[Ll]et's|[Ll]et us)\s+(?P<verb>go with|use|try|"
                      rf"switch to|stick with|pick|choose)\s+{_OBJ}")
 _P_EVENT = re.compile(
-    rf"{_SUBJ}\s+{_ADV}(?P<verb>{_alt(_EVENT_VERBS)}|{_alt(_MILESTONE_VERBS)})\b\s*{_OBJ}")
+    rf"{_SUBJ}{_SEP}{_ADV}(?P<verb>{_alt(_EVENT_VERBS)}|{_alt(_MILESTONE_VERBS)})\b\s*{_OBJ}")
 _P_GOT_REL = re.compile(
     r"\b(?P<obj>(?:a|an|the|my|our)\s(?:[\w'’-]+\s){0,5}?[\w'’-]+)\s+(?:that\s+|which\s+)?"
     r"(?P<subj>I|we)\s+(?:just\s+|recently\s+)?(?P<verb>got|bought|purchased|picked up|ordered|"
@@ -378,7 +380,7 @@ _P_GOT_REL = re.compile(
 # The words without one of which a pattern cannot match (lower case), see _scan.
 _TRIGGERS: dict[re.Pattern[str], tuple[str, ...]] = {
     _P_SWITCH: ("switched",), _P_GAVEUP: ("gave up", "stopped", "ditched", "quit", "dropped"),
-    _P_INSTEAD: ("instead of",), _P_MOVED: ("moved", "relocated"), _P_LIVES: ("live",),
+    _P_INSTEAD: ("instead of",), _P_MOVED: ("moved", "relocated"), _P_LIVES: ("live", "living"),
     _P_WORKS: ("work", "job"), _P_EMPLOYER: ("employer", "company", "workplace"),
     _P_JOB_AT: ("job at",), _P_BEEN_A: ("been a",), _P_USES: (" use", "using", " rel"),
     _P_LIVE_IN_TOOL: (" live in", " are in", " go in"), _P_IS_A: (" is a", " is my", " is our"),

@@ -15,7 +15,7 @@ from palazzo.errors import ValidationError
 from palazzo.memory import enrichment, summary, wakeup
 from palazzo.ops.registry import LIMIT, NAME, TEXT, Operations, Result, obj
 from palazzo.palace import Palace
-from palazzo.retrieval.search import MAX_QUERY, search
+from palazzo.retrieval.search import MAX_QUERY, Hit, search
 
 operation = Operations()
 
@@ -69,25 +69,45 @@ def _enrich(palace: Palace, args: dict[str, Any]) -> Result:
     hits = search(palace, args["query"], limit=max(limit, enrichment.POOL),
                   wing=args.get("wing"), room=args.get("room"))
     return enriched(palace, args["query"], hits, limit, args.get("alpha", enrichment.ALPHA),
-                    args.get("hops", enrichment.HOPS), args.get("expand", enrichment.EXPAND))
+                    args.get("hops", enrichment.HOPS), args.get("expand", enrichment.EXPAND),
+                    args.get("wing"), args.get("room"))
 
 
 def enriched(palace: Palace, query: str, hits: list[Any], limit: int, alpha: float,
-             hops: int = enrichment.HOPS, expand: int = enrichment.EXPAND) -> Result:
-    """Return the ``enrich`` result for search ``hits`` (best first): the first ``limit``
-    re-ranked results, each with its scores and entities, and the graph context. The search
-    operation's ``enrich`` option and the ``enrich`` operation both answer with it."""
+             hops: int = enrichment.HOPS, expand: int = enrichment.EXPAND,
+             wing: str | None = None, room: str | None = None) -> Result:
+    """Return the search result for ``hits`` (best first) re-ranked by enrichment: the first
+    ``limit`` results in the search operation's shape (each hit's own scores kept, ``score``
+    the enriched one, ``scores.semantic`` / ``scores.structural`` its terms, ``entities`` the
+    entity keys it names, ``via`` the entity that brought in a drawer no list ranked) and the
+    graph context (``query_entities``, ``entities``, ``facts``). Drawers outside the
+    ``wing`` / ``room`` the search was limited to never join. The search operation (by
+    default) and the ``enrich`` operation both answer with it. Cost: :func:`enrichment.enrich`
+    plus one dict per result."""
     row_of = palace.drawers.row_of
+    hit_of = {row_of[h.drawer_id]: h for h in hits}
     ranked, context = enrichment.enrich(
-        palace, query, [row_of[h.drawer_id] for h in hits], [h.score for h in hits],
+        palace, query, list(hit_of), [h.score for h in hits],
         alpha=alpha, hops=hops, expand=expand)
     s = palace.drawers
-    results = [{"drawer_id": s.ids[c.row], "wing": s.wing[c.row], "room": s.room[c.row],
-                "content": s.content[c.row], "score": round(c.score, 6),
-                "scores": {"semantic": round(c.semantic, 6),
-                           "structural": round(c.structural, 6)},
-                "entities": c.entities, **({"via": c.via} if c.via else {})}
-               for c in ranked[:limit]]
+    if wing is not None or room is not None:
+        inside = s.mask(wing, room)
+        ranked = [c for c in ranked if inside[c.row]]
+    results = []
+    for c in ranked[:limit]:
+        hit = hit_of.get(c.row)
+        if hit is not None:
+            out = hit.to_dict()
+        else:  # reached through the graph only: no list ranked it
+            out = Hit(drawer_id=s.ids[c.row], wing=s.wing[c.row], room=s.room[c.row],
+                      content=s.content[c.row], score=0.0, vector=None, bm25=None,
+                      vector_rank=None, bm25_rank=None).to_dict()
+        out["score"] = round(c.score, 6)
+        out["scores"].update(semantic=round(c.semantic, 6), structural=round(c.structural, 6))
+        out["entities"] = c.entities
+        if c.via:
+            out["via"] = c.via
+        results.append(out)
     return {"query": query[:MAX_QUERY], "results": results, **context}
 
 

@@ -15,7 +15,7 @@ from palazzo.core.model import MAX_CONTENT, MAX_KEY, drawer_id
 from palazzo.errors import NotFound, ValidationError
 from palazzo.formats.graphexport import export_graph
 from palazzo.formats.palacefile import export_jsonl, export_palace, parse, read_palace
-from palazzo.memory.enrichment import POOL
+from palazzo.memory.enrichment import ALPHA, POOL
 from palazzo.memory.summary import aaak_lines
 from palazzo.ops.memory import enriched
 from palazzo.ops.registry import (
@@ -229,8 +229,10 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
            "half_life_days), age from the newest drawer), mmr (diversity: near-duplicates "
            "drop; mmr_lambda weighs relevance against novelty) or composite (0.5 relevance, "
            "0.3 outcome from use, 0.2 recency); each result's scores.rerank says by how much. "
-           "enrich = alpha (0..1) answers as the enrich operation does: the hits joined with "
-           "the knowledge graph, re-ranked by alpha·semantic + (1−alpha)·structural.",
+           "A hybrid search without rerank is enriched: the best hits are joined with the "
+           "knowledge graph and re-ranked by alpha·semantic + (1−alpha)·structural, "
+           "alpha = enrich (default 0.9; 1 keeps the fused order); each result also names "
+           "its entities, and the answer carries the graph context.",
            obj({"query": TEXT, "limit": LIMIT, "wing": NAME, "room": NAME,
                  "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]},
                  "pheromone": {"type": "number", "minimum": 0, "maximum": 10},
@@ -243,16 +245,19 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
 def _search(palace: Palace, args: dict[str, Any]) -> Result:
     query = args["query"]
     limit = args.get("limit", 10)
-    alpha = args.get("enrich")
-    hits = search(palace, query, limit=limit if alpha is None else max(limit, POOL),
+    mode = args.get("mode", "hybrid")
+    alpha = args.get("enrich", ALPHA if mode == "hybrid" and "rerank" not in args else 1.0)
+    enrich = alpha < 1.0
+    hits = search(palace, query, limit=max(limit, POOL) if enrich else limit,
                   wing=args.get("wing"),
-                  room=args.get("room"), mode=args.get("mode", "hybrid"),
+                  room=args.get("room"), mode=mode,
                   pheromone=args.get("pheromone", 0.0),
                   recency=args.get("recency", recency.WEIGHT),
                   rerank=args.get("rerank"),
                   **{k: args[k] for k in ("half_life_days", "mmr_lambda") if k in args})
-    if alpha is not None:
-        out = enriched(palace, query, hits, limit, alpha)
+    if enrich:
+        out = enriched(palace, query, hits, limit, alpha,
+                       wing=args.get("wing"), room=args.get("room"))
     else:
         out = {"query": query[:MAX_QUERY], "results": [h.to_dict() for h in hits]}
     if len(query) > MAX_QUERY:

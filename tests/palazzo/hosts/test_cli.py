@@ -53,7 +53,8 @@ def test_bench_longmemeval_reports_each_question_type_and_several_modes(tmp_path
         assert r["by_type"]["other"]["recall_any@1"] == 0.0
         assert r["metrics"]["recall_any@1"] == round(2 / 3, 4)
     printed = capsys.readouterr().out
-    assert "| hybrid test | 2 | 1.000 |" in printed and "| bm25 other | 1 |" in printed
+    assert "| hybrid enrich_alpha=0.9 test | 2 | 1.000 |" in printed  # enriched by default
+    assert "| bm25 other | 1 |" in printed
 
 
 def test_bench_longmemeval_can_read_every_turn_of_a_session(tmp_path, capsys):

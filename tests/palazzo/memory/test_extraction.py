@@ -180,6 +180,17 @@ def test_empty_and_odd_text():
     assert result.facts == []
 
 
+def test_a_subject_joined_to_its_verb_by_a_contraction():
+    # "I've lived" has no space between the subject and the verb; it is as much a fact as
+    # "I have lived"
+    assert facts("I've lived in Barcelona for about three years now.") == {
+        ("user", "lives_in", "Barcelona", "relation")}
+    assert facts("I'm living in Berlin.") == {("user", "lives_in", "Berlin", "relation")}
+    assert facts("We've moved to Lisbon.") == {("user", "moved_to", "Lisbon", "relation")}
+    assert ("user", "uses", "Obsidian", "relation") in facts("I've been using Obsidian for notes.")
+    assert facts("I've never lived in Rome.") == set()  # still negated
+
+
 # -- the labelled set and its bench ----------------------------------------------------------
 
 def test_labelled_set_loads_and_is_scored():

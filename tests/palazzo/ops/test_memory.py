@@ -110,21 +110,29 @@ def test_replay_extracts_only_what_was_extracted_when_it_was_written():
     assert again.palace.extract_on_add is True  # new writes extract again
 
 
-def test_search_with_enrich_answers_as_the_enrich_operation():
+def test_search_is_enriched_by_default_and_answers_as_the_enrich_operation():
     p = Palace(clock=lambda: DAY)
     for room, text in (("home", "I lived in Lisbon when I adopted Kiwi, my parrot."),
                        ("work", "I work at Tidewater Energy as an analyst.")):
         call(p, "add_drawer", {"wing": "w", "room": room, "content": text})
-    plain = call(p, "search", {"query": "which company employed me?"})
+    plain = call(p, "search", {"query": "which company employed me?", "enrich": 1})
     assert plain["results"] == []  # no word in common (and no vectors here)
-    both = [call(p, "search", {"query": "which company employed me?", "enrich": 0.9}),
+    assert "query_entities" not in plain  # enrich 1 keeps the fused order: no graph work
+    both = [call(p, "search", {"query": "which company employed me?"}),
+            call(p, "search", {"query": "which company employed me?", "enrich": 0.9}),
             call(p, "enrich", {"query": "which company employed me?", "alpha": 0.9})]
-    assert both[0] == both[1]
+    assert both[0] == both[1] == both[2]
     top = both[0]["results"][0]
     # the question names no entity and shares no word with the drawer; the fact
     # "user works_at Tidewater Energy" is evidence for "employed"
     assert "Tidewater" in top["content"] and top["scores"]["structural"] == 1.0
     assert "user" in both[0]["query_entities"]
+    assert top["via"] == "user" and top["scores"]["vector_rank"] is None  # the graph found it
+    # a wing or room filter holds for drawers the graph brings in as well
+    assert call(p, "search", {"query": "which company employed me?",
+                              "room": "home"})["results"] == []
+    # a re-ranked search is not enriched unless asked
+    assert "query_entities" not in call(p, "search", {"query": "Lisbon", "rerank": "mmr"})
 
 
 def test_a_counting_question_takes_as_evidence_only_facts_about_what_it_counts():
