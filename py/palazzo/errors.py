@@ -15,7 +15,9 @@ person who has to act on them, and each class carries a stable ``code``::
     │   └── SnapshotDamaged      snapshot_damaged    a snapshot file is torn or corrupt
     ├── ReadOnly                 read_only           another tab or process holds the palace
     ├── WeightsError             embedder_weights    the MiniLM weights are missing or wrong
-    └── VectorsPending           vectors_pending     vectors are being computed elsewhere
+    ├── VectorsPending           vectors_pending     vectors are being computed elsewhere
+    └── PackageMissing           package_missing     a library an operation needs is not
+                                                     loaded (in the browser: not yet)
 
     RpcError                     (a JSON-RPC number) the MCP wire's error answer: a protocol
                                                      reply, not a palace failure
@@ -162,3 +164,17 @@ class RpcError(Exception):
         if self.data is not None:
             out["data"] = self.data
         return out
+
+
+class PackageMissing(PalazzoError):
+    """An operation needs a library that cannot be imported here: NetworkX for the atlas and
+    the communities. In the browser the worker loads it a few seconds after the page opens,
+    so the message says to try again; under CPython it is a dependency of the package."""
+
+    code = "package_missing"
+
+    def __init__(self, package: str, needed_for: str) -> None:
+        super().__init__(f"{needed_for} needs the {package} package, which is not loaded "
+                         "(in the browser it arrives a few seconds after the page opens: "
+                         "try again in a moment)")
+        self.package = package

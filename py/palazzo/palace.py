@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from palazzo.core.chunking import chunks
-from palazzo.core.columns import DrawerStore, EdgeTable
+from palazzo.core.columns import DrawerStore, EdgeTable, NodeTable
 from palazzo.core.model import (
     CHUNK_SIZE,
     MAX_CONTENT,
@@ -34,6 +34,7 @@ from palazzo.core.model import (
 )
 from palazzo.embed import Embedder
 from palazzo.errors import NotFound, ValidationError, VectorsPending
+from palazzo.memory.communities import CommunityCache
 from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries, written_date
 from palazzo.memory.extraction import extract, sure_mentions
@@ -41,6 +42,7 @@ from palazzo.memory.kg import KnowledgeGraph, entity_id
 from palazzo.memory.summary import Summaries
 from palazzo.provenance.kernel import Provenance
 from palazzo.retrieval.bm25 import BM25Index
+from palazzo.stigmergy.tunnels import TunnelProposals
 
 drawer_id_of = drawer_id  # update_drawer's parameter is called drawer_id
 
@@ -137,12 +139,16 @@ class Palace:
         if embedder is not None:
             self.drawers.set_fingerprint(embedder.fingerprint, embedder.name)
         self.edges = EdgeTable()
+        # Node pheromones of every node but the drawers (which keep theirs in their columns).
+        self.node_pheromones = NodeTable()
+        self.tunnel_proposals = TunnelProposals()  # generalist agents' suggested TUNNELs
         self.text_index = BM25Index()
         self.kg = KnowledgeGraph(self)
         self.conversations = Conversations(self)
         self.provenance = Provenance(self)
         self.diaries = Diaries(self)
         self.summaries = Summaries(self)
+        self.communities = CommunityCache(self)
         # Rows added inside :meth:`deferred`, embedded and linked together when it ends.
         self._pending: list[int] | None = None
         # Extraction on add (memory/extraction.py): entities, REFERENCES edges and facts of
@@ -279,7 +285,7 @@ class Palace:
             self.name = name
         self.extract_on_add = extracting  # the host's setting, not the import's
         for part in (self.kg, self.conversations, self.provenance, self.diaries,
-                     self.summaries):
+                     self.summaries, self.communities):
             part.palace = self
 
     # -- hierarchy --------------------------------------------------------------------------

@@ -82,6 +82,8 @@ def palazzo_wheel(root: Path, dest_dir: Path) -> Path:
     """Build the palazzo wheel from ``py/palazzo`` and return its path.
 
     Engine and host modules alike; it declares ``numpy`` and ``snowballstemmer`` (BM25's stemmer).
+    ``networkx`` (the atlas's centrality, the communities) is left out on purpose: the worker
+    loads it after the first render (``DEFERRED_PACKAGES``), off the boot path.
     """
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     name, version = project["name"], project["version"]

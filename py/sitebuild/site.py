@@ -26,9 +26,10 @@ PANEL_FOLDERS = ("css/", "bundled/theme/", "assets/", "images/")
 # the lock. DEFERRED_PACKAGES load right after the first render: nothing on the way to the
 # first document needs SciPy (BLAS for the engine's large matmuls). Pandas cannot wait:
 # Panel's Pyodide module imports it at the top. sqlite3 (CPython's module, unvendored by
-# Pyodide) is for importing OpenCode and MemPalace databases dropped on the page.
+# Pyodide) is for importing OpenCode and MemPalace databases dropped on the page. NetworkX
+# (pure Python, a pinned wheel) is for the atlas and the communities only.
 WORKER_PACKAGES = ["numpy", "panel", "palazzo"]
-DEFERRED_PACKAGES = ["scipy", "sqlite3"]
+DEFERRED_PACKAGES = ["scipy", "sqlite3", "networkx"]
 
 
 def _closure(official: dict[str, Any], names: list[str]) -> list[str]:

@@ -198,6 +198,14 @@ def test_call_runs_any_operation_and_the_first_class_commands(palace, capsys, tm
     turn = json.loads(out)["turn"]["id"]
     code, out, _ = run(capsys, "slice", turn)
     assert code == 0 and json.loads(out)["bundle"]["token"]
+    code, out, _ = run(capsys, "slice", turn, "--budget", "50", "--form", "text")
+    assert code == 0 and json.loads(out)["context"] == "user: Which db?"
+    code, _, err = run(capsys, "slice", turn, "--budget", "1")
+    assert code == 1 and "budget" in err
+    code, out, _ = run(capsys, "atlas", "--anchor", turn, "--top", "3")
+    assert code == 0 and json.loads(out)["anchors"] == 1
+    code, out, _ = run(capsys, "atlas", "--conversation", "c1", "--bundle")
+    assert code == 0 and json.loads(out)["atlas"]["content_hash"]
     code, out, _ = run(capsys, "swarm", "--cycles", "3", "--agents", "2", "--seed", "1")
     assert code == 0 and "cycles" in out
 

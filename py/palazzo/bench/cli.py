@@ -121,11 +121,22 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     lrn.add_argument("--rounds", type=int, default=10)
     lrn.add_argument("--seed", type=int, default=0, help="workload/held-apart split seed")
     lrn.add_argument("--progress", action="store_true")
-    sw = add("swarm", _swarm, "swarm soak run: pheromone mass and convergence curve")
+    sw = add("swarm", _swarm, "swarm soak run: pheromone mass and convergence curve; "
+             "--archetypes: what each archetype does on a palace with planted twin rooms")
     sw.add_argument("--agents", type=int, default=5)
     sw.add_argument("--cycles", type=int, default=500)
     sw.add_argument("--seed", type=int, default=0)
     sw.add_argument("--out", required=True)
+    sw.add_argument("--archetypes", action="store_true",
+                    help="per archetype: coverage, trail use, tunnels, diary entries")
+    sw.add_argument("--wings", type=int, default=8)
+    sw.add_argument("--rooms", type=int, default=10, help="rooms a wing")
+    sw.add_argument("--drawers", type=int, default=10, help="drawers a room")
+    sw.add_argument("--twins", type=int, default=8, help="planted pairs of similar rooms")
+    sw.add_argument("--per-archetype", type=int, default=3, help="agents a run")
+    sw.add_argument("--palace", help="with --archetypes: a palace directory (read only) "
+                    "instead of a generated palace")
+    sw.add_argument("--embedder", default="hash", choices=EMBEDDERS)
     fz = add("fuzz", _fuzz, "hostile palace files, chat exports and folders: how many get a "
              "clear error, are accepted, raise or hang")
     fz.add_argument("--count", type=int, default=2000, help="inputs, the families taking turns")
@@ -185,6 +196,27 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "(default: tests/palazzo/data/longconv_dev.json)")
     ex.add_argument("--repeat", type=int, default=3, help="timed passes; the best counts")
     ex.add_argument("--out", required=True)
+    at = add("atlas", _atlas, "the provenance atlas on a generated history of N messages: "
+             "batch vs one-by-one slicing, overlap, bridges, betweenness, budgeted slices")
+    at.add_argument("--messages", type=int, default=3000)
+    at.add_argument("--anchors", default="50,200", help="anchor counts, comma-separated")
+    at.add_argument("--budget", type=int, default=2000, help="tokens a budgeted slice")
+    at.add_argument("--seed", type=int, default=0)
+    at.add_argument("--repeat", type=int, default=3, help="timed runs; the best counts")
+    at.add_argument("--out", required=True)
+    cm = add("communities", _communities, "Louvain communities of a generated palace of N "
+             "messages: k-NN, graph, Louvain and naming seconds, peak memory, agreement "
+             "with the generator's conversations and languages")
+    cm.add_argument("--messages", type=int, default=20_000)
+    cm.add_argument("--embedder", default="hash", choices=EMBEDDERS)
+    cm.add_argument("--seed", type=int, default=0, help="the generator's seed")
+    for flag, name in (("--k", "k"), ("--min-cosine", "min_cosine"),
+                       ("--entity-weight", "entity_weight"), ("--resolution", "resolution")):
+        cm.add_argument(flag, help=f"{name}, comma-separated values run one each (every "
+                        "combination; default: the engine's)")
+    cm.add_argument("--no-memory", action="store_true", help="skip the tracemalloc run")
+    cm.add_argument("--out", required=True)
+    cm.add_argument("--progress", action="store_true")
     return parser
 
 
@@ -403,6 +435,15 @@ def _swarm(args: argparse.Namespace, make_embedder: MakeEmbedder,
            progress: MakeProgress) -> int:
     from palazzo.bench import swarm
 
+    if args.archetypes:
+        result = swarm.run_archetypes(
+            args.wings, args.rooms, args.drawers, args.twins, cycles=args.cycles,
+            per_archetype=args.per_archetype, seed=args.seed,
+            palace_dir=Path(args.palace) if args.palace else None,
+            embedder=make_embedder(args.embedder) if args.palace else None)
+        _write(args.out, result)
+        print(json.dumps(result, indent=1))
+        return 0
     result = swarm.run(agents=args.agents, cycles=args.cycles, seed=args.seed)
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k not in ("curve", "summary")},
@@ -422,6 +463,17 @@ def _fuzz(args: argparse.Namespace, make_embedder: MakeEmbedder,
     return 0
 
 
+def _atlas(args: argparse.Namespace, make_embedder: MakeEmbedder,
+           progress: MakeProgress) -> int:
+    from palazzo.bench import atlas
+
+    result = atlas.run(args.messages, tuple(int(n) for n in args.anchors.split(",")),
+                       seed=args.seed, budget=args.budget, repeat=args.repeat)
+    _write(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
+    return 0
+
+
 def _extraction(args: argparse.Namespace, make_embedder: MakeEmbedder,
                 progress: MakeProgress) -> int:
     from palazzo.bench import extraction
@@ -430,6 +482,30 @@ def _extraction(args: argparse.Namespace, make_embedder: MakeEmbedder,
                             if args.speed_data else extraction.SPEED_DATA, repeat=args.repeat)
     _write(args.out, result)
     print(extraction.table(result))
+    return 0
+
+
+def _communities(args: argparse.Namespace, make_embedder: MakeEmbedder,
+                 progress: MakeProgress) -> int:
+    from itertools import product
+
+    from palazzo.bench import communities
+    from palazzo.memory.communities import Settings
+
+    base = Settings()
+
+    def values(text: str | None, default: Any, kind: type) -> list[Any]:
+        return [kind(v) for v in text.split(",") if v.strip()] if text else [default]
+
+    settings = [Settings(k, c, e, r) for k, c, e, r in product(
+        values(args.k, base.k, int), values(args.min_cosine, base.min_cosine, float),
+        values(args.entity_weight, base.entity_weight, float),
+        values(args.resolution, base.resolution, float))]
+    result = communities.run(args.messages, make_embedder(args.embedder), settings,
+                             seed=args.seed, memory=not args.no_memory,
+                             progress=progress("drawers", args.progress))
+    _write(args.out, result)
+    print(communities.table(result))
     return 0
 
 

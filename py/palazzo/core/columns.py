@@ -475,3 +475,89 @@ class EdgeTable:
     def live(self) -> list[int]:
         """Return the indices of live edges in insertion order."""
         return [int(i) for i in np.flatnonzero(self.alive[: len(self.kind)])]
+
+
+NODE_FLOATS = ("exploitation", "exploration")
+
+
+class NodeTable:
+    """The node pheromones of every node that is not a drawer (wings, rooms, closets,
+    entities, the palace node): seed 000 gives every node two pheromone scalars, drawers keep
+    theirs in :class:`DrawerStore`'s columns and the others keep them here.
+
+    Struct-of-arrays like the drawer store: ``ids`` (row -> node id), ``row_of`` (node id ->
+    row) and one float64 array a pheromone in ``columns``, so decay is one multiply a column.
+    A node gets a row the first time something is deposited on it (most nodes never are);
+    capacity doubles. Reading a node without a row reads 0. Cost: O(1) amortised a new node.
+    """
+
+    __slots__ = ("ids", "row_of", "columns")
+
+    def __init__(self, capacity: int = 16) -> None:
+        self.ids: list[str] = []
+        self.row_of: dict[str, int] = {}
+        self.columns: dict[str, np.ndarray] = {n: np.zeros(capacity, dtype=np.float64)
+                                               for n in NODE_FLOATS}
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def rows(self, nodes: list[str], create: bool = False) -> np.ndarray:
+        """Return the rows (np.intp) of ``nodes``: -1 for a node without one, or a new zeroed
+        row when ``create``. Cost: O(len(nodes)) dict lookups."""
+        if create:
+            fresh = [n for n in dict.fromkeys(nodes) if n not in self.row_of]
+            if fresh:
+                need = len(self.ids) + len(fresh)
+                capacity = len(self.columns[NODE_FLOATS[0]])
+                if need > capacity:
+                    capacity = max(need, 2 * capacity)
+                    self.columns = {k: _grow(v, capacity) for k, v in self.columns.items()}
+                for n in fresh:
+                    self.row_of[n] = len(self.ids)
+                    self.ids.append(n)
+        get = self.row_of.get
+        return np.fromiter((get(n, -1) for n in nodes), dtype=np.intp, count=len(nodes))
+
+    def values(self, kind: str, nodes: list[str]) -> np.ndarray:
+        """Return pheromone ``kind`` of each of ``nodes`` (0 for a node without a row).
+        Cost: O(len(nodes))."""
+        rows = self.rows(nodes)
+        out = np.zeros(len(nodes), dtype=np.float64)
+        known = rows >= 0
+        out[known] = self.columns[kind][rows[known]]
+        return out
+
+    def value(self, kind: str, node: str) -> float:
+        """Return pheromone ``kind`` of ``node`` (0 when it has none). O(1)."""
+        row = self.row_of.get(node)
+        return 0.0 if row is None else float(self.columns[kind][row])
+
+    def live(self) -> tuple[list[str], dict[str, np.ndarray]]:
+        """Return (ids, columns) of the rows where some pheromone is not zero, in row order:
+        what a file stores (rows decayed to zero are left out). Cost: O(rows)."""
+        n = len(self.ids)
+        keep = np.zeros(n, dtype=bool)
+        for column in self.columns.values():
+            keep |= column[:n] != 0.0
+        index = np.flatnonzero(keep)
+        return ([self.ids[i] for i in index.tolist()],
+                {k: v[:n][index] for k, v in self.columns.items()})
+
+    @classmethod
+    def from_columns(cls, ids: list[str], columns: dict[str, np.ndarray]) -> NodeTable:
+        """Return the table of these ids and columns (missing columns read zero). Cost:
+        O(rows) for the id index; the arrays are copied into growable ones."""
+        t = cls(max(16, len(ids)))
+        t.ids = list(ids)
+        t.row_of = {n: i for i, n in enumerate(t.ids)}
+        if len(t.row_of) != len(t.ids):
+            raise ValueError("node pheromone ids repeat")
+        for k in NODE_FLOATS:
+            if k in columns:
+                t.columns[k][: len(ids)] = np.asarray(columns[k], dtype=np.float64)
+        return t

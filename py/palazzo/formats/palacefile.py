@@ -3,7 +3,9 @@
 ``{"format": "palazzo", "version": 2, "exported_at": …, "palace": {…}}`` with every wing,
 room, closet, drawer (verbatim text, identity ``key`` when it has one, metadata, pheromones),
 the ids edited drawers had before (``drawer_aliases``: old id -> current id), edge (costs,
-pheromones), entity and agent, and optionally the embedding matrix (base64 float16 or
+pheromones), entity and agent, the node pheromones of wings, rooms, closets and entities
+(``node_pheromones``, the non-zero ones; absent in older files), the generalist agents'
+``tunnel_proposals``, and optionally the embedding matrix (base64 float16 or
 float32) with the embedder that made it, plus the chunk vectors of long drawers
 (``chunk_vectors``: drawer ids repeated once a chunk, in chunk order, and the matrix in the
 same dtype and dim as ``vectors``).
@@ -39,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from palazzo.core import jsontext
-from palazzo.core.columns import DRAWER_FLOATS, EDGE_FLOATS
+from palazzo.core.columns import DRAWER_FLOATS, EDGE_FLOATS, NODE_FLOATS, NodeTable
 from palazzo.core.model import (
     CHUNK_SIZE,
     HIERARCHY,
@@ -64,6 +66,7 @@ from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries
 from palazzo.memory.kg import KnowledgeGraph
 from palazzo.provenance.kernel import Provenance
+from palazzo.stigmergy.tunnels import TunnelProposals
 
 FORMAT = "palazzo"
 VERSION = 2
@@ -127,6 +130,12 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
         "provenance": palace.provenance.to_json(),
         "diaries": palace.diaries.to_json(),
     }
+    # Written only when there are some, so a palace without them exports as it always did.
+    places = _node_pheromones(palace.node_pheromones)
+    if places:
+        body["node_pheromones"] = places
+    if palace.tunnel_proposals.items:
+        body["tunnel_proposals"] = palace.tunnel_proposals.to_json()
     emb = palace.embedder
     embedded = [int(r) for r in rows if s.has_vector[r]]
     # Vectors kept from a file while no embedder is attached (a browser boot) still belong to
@@ -475,6 +484,12 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
             raise ImportRejected(f"{where}.edges: {node!r} has no {kind.value} edge from "
                                  f"{up!r} (an orphan)")
 
+    places = _read_node_pheromones(body.get("node_pheromones", []),
+                                   nodes - seen - {a.id for a in agents},
+                                   f"{where}.node_pheromones")
+    proposals = TunnelProposals.from_json(body.get("tunnel_proposals", []),
+                                          {room_id(*k) for k in room_keys},
+                                          f"{where}.tunnel_proposals")
     vectors = _read_vectors(body.get("vectors"), seen, renamed, f"{where}.vectors")
     chunk_vectors = _read_chunks(body.get("chunk_vectors"), vectors, renamed,
                                  f"{where}.chunk_vectors")
@@ -500,6 +515,8 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
         i = palace.edges.add(rec["kind"], rec["src"], rec["dst"], rec["props"])
         for key in EDGE_FLOATS:
             palace.edges.columns[key][i] = rec[key]
+    palace.node_pheromones = places
+    palace.tunnel_proposals = proposals
     emb = palace.embedder
     if vectors is not None and emb is None:
         # No embedder yet (the browser attaches MiniLM after boot): keep the vectors under
@@ -567,6 +584,36 @@ def _read_drawer(d: dict[str, Any], at: str, version: int) -> dict[str, Any]:
                                  f"room and key ({real})")
         rec["stale"], rec["id"] = rec["id"], real
     return rec
+
+
+def _node_pheromones(table: NodeTable) -> list[dict[str, Any]]:
+    """Return the non-zero node pheromones of wings, rooms, closets and entities as records
+    {"id", "exploitation", "exploration"}, in the order the nodes first got some."""
+    ids, columns = table.live()
+    return [{"id": node, **{k: float(columns[k][i]) for k in NODE_FLOATS}}
+            for i, node in enumerate(ids)]
+
+
+def _read_node_pheromones(value: Any, nodes: set[str], where: str) -> NodeTable:
+    """Return the node pheromone table of a file's ``node_pheromones`` records: each names a
+    node of the file that is not a drawer (nor an agent, which carries none), once, with
+    non-negative pheromones. Files before version 2's node pheromones have none."""
+    c = _Check
+    ids: list[str] = []
+    columns: dict[str, list[float]] = {k: [] for k in NODE_FLOATS}
+    for i, rec in enumerate(c.arr(value, where)):
+        at = f"{where}[{i}]"
+        rec = c.obj(rec, at)
+        node = c.text(rec, "id", at, limit=MAX_NAME + 64)
+        if node not in nodes:
+            raise ImportRejected(f"{at}.id: no wing, room, closet or entity {node!r} in the "
+                                 "file")
+        ids.append(node)
+        for k in NODE_FLOATS:
+            columns[k].append(c.num(rec, k, at, 0.0, 0.0))
+    if len(set(ids)) != len(ids):
+        raise ImportRejected(f"{where} names a node twice")
+    return NodeTable.from_columns(ids, {k: np.asarray(v) for k, v in columns.items()})
 
 
 def _read_aliases(value: Any, ids: set[str], renamed: dict[str, str], where: str

@@ -21,7 +21,9 @@ Layout (little-endian)::
 
 ``meta["palace"]`` holds what is small or tree-shaped: name, settings, wings, rooms, closets,
 entities, agents, the value tables of the repeated drawer columns (wing, room, closet,
-source, source file) and edge properties. The knowledge-graph, conversation, provenance and
+source, source file), edge properties and the tunnel proposals; the node pheromones of
+wings, rooms, closets and entities are arrays ``n.*`` (left out by snapshots written before
+them, which read as none). The knowledge-graph, conversation, provenance and
 diary sections are byte arrays ``s.<name>`` of their palace-JSON form (version 2; version 1,
 still read, held them in the header), stored again as they were read when never used.
 
@@ -44,19 +46,22 @@ import numpy as np
 from palazzo.core.columns import (
     DRAWER_FLOATS,
     EDGE_FLOATS,
+    NODE_FLOATS,
     ChunkTable,
     DrawerStore,
     EdgeTable,
+    NodeTable,
     TextColumn,
     join_texts,
 )
-from palazzo.core.model import Agent, Closet, EdgeKind, Entity, Later, Room, Wing
+from palazzo.core.model import Agent, Closet, EdgeKind, Entity, Later, Room, Wing, room_id
 from palazzo.errors import ImportRejected, SnapshotDamaged
 from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries
 from palazzo.memory.kg import KnowledgeGraph
 from palazzo.provenance.kernel import Provenance
 from palazzo.retrieval.bm25 import BM25Index, Tokenizer
+from palazzo.stigmergy.tunnels import TunnelProposals
 
 MAGIC = b"PZSNAP\x00\x01"
 PREFIX = struct.Struct("<8sQI")
@@ -192,7 +197,9 @@ def snapshot_parts(palace: Any) -> list[memoryview]:
         "drawers": _drawers(palace.drawers, arrays),
         "edges": _edges(palace.edges, arrays),
         "bm25": _bm25(palace.text_index, arrays),
+        "tunnel_proposals": palace.tunnel_proposals.to_json(),
     }
+    _node_pheromones(palace.node_pheromones, arrays)
     for name in SECTIONS:
         arrays[f"s.{name}"] = _section(palace, name)
     return parts(meta, arrays)
@@ -251,6 +258,15 @@ def _edges(e: EdgeTable, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     arrays["e.src"], arrays["e.dst"] = codes[:n], codes[n:]
     arrays["e.nodes.offsets"], arrays["e.nodes.block"] = _texts(nodes)
     return {"kinds": KINDS, "props": {str(i): p for i, p in enumerate(e.props) if p}}
+
+
+def _node_pheromones(table: NodeTable, arrays: dict[str, np.ndarray]) -> None:
+    """Store the non-zero rows of the node pheromones of wings, rooms, closets and entities
+    as ``n.ids`` (a text column) and one ``n.<pheromone>`` array each. O(rows)."""
+    ids, columns = table.live()
+    arrays["n.ids.offsets"], arrays["n.ids.block"] = _texts(ids)
+    for name in NODE_FLOATS:
+        arrays[f"n.{name}"] = columns[name]
 
 
 def _bm25(index: BM25Index, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -314,6 +330,13 @@ def read_snapshot(data: bytes | bytearray | Any, make_palace: Callable[..., Any]
     palace.agents = {x[0]: Agent(*x) for x in meta["agents"]}
     palace.drawers = _read_drawers(meta["drawers"], a, palace.drawers)
     palace.edges = _read_edges(meta["edges"], a)
+    if "n.ids.offsets" in a:  # snapshots before node pheromones of rooms have none
+        palace.node_pheromones = NodeTable.from_columns(
+            _read_texts(a["n.ids.offsets"], a["n.ids.block"]),
+            {name: a[f"n.{name}"] for name in NODE_FLOATS})
+    palace.tunnel_proposals = TunnelProposals.from_json(
+        meta.get("tunnel_proposals", []), {room_id(*k) for k in palace.rooms},
+        "snapshot.tunnel_proposals")
     bm25 = {name[2:]: value for name, value in a.items() if name.startswith("t.")}
     bm25["vocab"] = _read_texts(bm25.pop("vocab.offsets"), bm25.pop("vocab.block"))
     palace.text_index = BM25Index.from_state({**meta["bm25"], **bm25})

@@ -354,6 +354,22 @@ def _run_op(name: str, build: Callable[[argparse.Namespace], dict]
     return run
 
 
+def _tunnels(args) -> int:
+    """``palazzo tunnels``: the TUNNELs generalist agents proposed (``--status``, default
+    pending); ``--approve ID`` / ``--reject ID`` (each repeatable) act on proposals first."""
+    with _open(args, create=False) as d:
+        out: dict = {}
+        if args.approve:
+            out["approved"] = d.call("approve_tunnel", {"ids": args.approve})["approved"]
+        if args.reject:
+            out["rejected"] = d.call("reject_tunnel", {"ids": args.reject})["rejected"]
+        listing = {"status": args.status, "limit": args.limit}
+        out.update(d.call("list_tunnel_proposals",
+                          {k: v for k, v in listing.items() if v is not None}))
+        _print(out)
+    return 0
+
+
 def _wake_up(args) -> int:
     """``palazzo wake-up``: the wake-up context as text (``--json``: the whole result)."""
     with _open(args, create=False) as d:
@@ -363,6 +379,32 @@ def _wake_up(args) -> int:
     else:
         sys.stdout.write(out["text"] or "the palace is empty\n")
         print(f"({out['tokens']} of {out['budget']} tokens, estimated)", file=sys.stderr)
+    return 0
+
+
+def _communities(args) -> int:
+    """``palazzo communities``: one line a community (id, size, name, wings), or with
+    ``--json`` the operation's whole result."""
+    call = {"k": args.k, "min_cosine": args.min_cosine, "entity_weight": args.entity_weight,
+            "resolution": args.resolution, "seed": args.seed, "limit": args.limit,
+            "min_size": args.min_size, "community": args.community,
+            "drawers": args.drawers or None}
+    with _open(args, create=False) as d:
+        out = d.call("communities", {k: v for k, v in call.items() if v is not None})
+    if args.json:
+        _print(out)
+        return 0
+    if not out["communities"]:
+        print("no communities (the palace has no drawers)" if not out["total"]
+              else "no community of that size")
+    for c in out["communities"]:
+        wings = ", ".join(f"{w} {n}" for w, n in list(c["wings"].items())[:3])
+        print(f"{c['id']:4}  {c['size']:6}  {c['name']}  [{wings}]")
+        for did in c.get("drawer_ids", []):
+            print(f"              {did}")
+    print(f"({out['count']} of {out['total']} communities over {out['drawers']} drawers, "
+          f"similarity from {out['similarity']}, modularity {out['modularity']:.3f})",
+          file=sys.stderr)
     return 0
 
 
@@ -507,6 +549,20 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--args", help="the arguments as a JSON object; @FILE reads a file, - stdin")
     c.add_argument("--list", action="store_true", help="list the operations")
     _kg_parsers(sub, common)
+    c = cmd("communities", _communities, "groups of drawers about one thing (Louvain over "
+            "similarity and shared entities), named by their words")
+    c.add_argument("--resolution", type=float, help="higher: more, smaller communities "
+                   "(default 1)")
+    c.add_argument("--k", type=int, help="nearest drawers linked to each (default 10)")
+    c.add_argument("--min-cosine", type=float, help="weakest similarity linked (default 0.3)")
+    c.add_argument("--entity-weight", type=float, help="weight of shared-entity links "
+                   "(default 0.3; 0: similarity only)")
+    c.add_argument("--seed", type=int)
+    c.add_argument("--limit", type=int, help="communities listed (default 50)")
+    c.add_argument("--min-size", type=int, help="list only communities this big")
+    c.add_argument("--community", type=int, help="list only this community")
+    c.add_argument("--drawers", action="store_true", help="also list their drawer ids")
+    c.add_argument("--json", action="store_true", help="the whole result as JSON")
     c = cmd("wake-up", _wake_up, "what to know at the start of a session, within a budget")
     c.add_argument("--budget", type=int, default=800, help="tokens (characters / 4)")
     c.add_argument("--json", action="store_true", help="every line with its source, as JSON")
@@ -521,14 +577,35 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--context")
     c.add_argument("--deposit", action="store_true", help="reinforce the path's edges")
     c = cmd("slice", _run_op("slice_context", lambda a: {
-        "anchor": a.anchor, "policy": a.policy, "with_content": a.with_content or None}),
+        "anchor": a.anchor, "policy": a.policy, "with_content": a.with_content or None,
+        "budget": a.budget, "form": a.form}),
         "a signed provenance slice around a conversation turn")
     c.add_argument("anchor", help="the anchor turn's id")
     c.add_argument("--policy")
     c.add_argument("--with-content", action="store_true")
+    c.add_argument("--budget", type=int, help="tokens (characters / 4, + 4 a turn): keep the "
+                   "best turns that fit; signed with the slice")
+    c.add_argument("--form", choices=["messages", "text", "triples"],
+                   help="also give the context in this form")
+    c = cmd("atlas", _run_op("atlas", lambda a: {
+        "anchors": a.anchor or None, "conversation": a.conversation, "limit": a.limit,
+        "policy": a.policy, "budget": a.budget, "top": a.top,
+        "output": "bundle" if a.bundle else None}),
+        "many slices at once: their overlap and the most influential turns")
+    c.add_argument("--anchor", action="append", help="an anchor turn id; repeat for more "
+                   "(default: turns of --conversation or of the palace, sampled to --limit)")
+    c.add_argument("--conversation")
+    c.add_argument("--limit", type=int, help="anchors at most (default 200)")
+    c.add_argument("--policy")
+    c.add_argument("--budget", type=int, help="tokens a slice")
+    c.add_argument("--top", type=int, help="influential turns listed (default 10)")
+    c.add_argument("--bundle", action="store_true", help="the whole atlas bundle (overlap "
+                   "matrix, every turn's influence) instead of the summary")
     c = cmd("swarm", _run_op("run_swarm", lambda a: {
         "cycles": a.cycles, "agents": a.agents, "seed": a.seed, "goal": a.goal,
-        "archetypes": a.archetype}), "run the agent swarm over the palace")
+        "archetypes": a.archetype, "wing": a.wing, "diary": False if a.no_diary else None,
+        "add_tunnels": a.add_tunnels or None, "tunnel_threshold": a.tunnel_threshold}),
+        "run the agent swarm over the palace")
     c.add_argument("--cycles", type=int)
     c.add_argument("--agents", type=int)
     c.add_argument("--seed", type=int)
@@ -536,6 +613,19 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--archetype", action="append",
                    choices=["explorer", "exploiter", "balanced", "specialist", "generalist"],
                    help="repeat for more")
+    c.add_argument("--wing", help="the wing of specialists without a focus")
+    c.add_argument("--no-diary", action="store_true",
+                   help="specialists do not write their notes to their diaries")
+    c.add_argument("--add-tunnels", action="store_true",
+                   help="add the generalists' TUNNELs at once instead of proposing them")
+    c.add_argument("--tunnel-threshold", type=float, metavar="COSINE",
+                   help="room centroid cosine a proposed TUNNEL needs (default 0.8)")
+    c = cmd("tunnels", _tunnels, "TUNNELs the generalist agents proposed: list, approve, "
+            "reject")
+    c.add_argument("--status", choices=["pending", "approved", "rejected", "all"])
+    c.add_argument("--limit", type=int)
+    c.add_argument("--approve", action="append", metavar="ID", help="repeat for more")
+    c.add_argument("--reject", action="append", metavar="ID", help="repeat for more")
     cmd("mcp", _mcp, "serve the palace to MCP clients over stdio")
     c = sub.add_parser("serve", help="serve the built web app (as npm start does)")
     c.add_argument("--port", type=int, default=8000)

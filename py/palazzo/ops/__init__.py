@@ -4,7 +4,7 @@ Each module here registers the operations of one noun next to their functions
 (:mod:`~palazzo.ops.palace`, :mod:`~palazzo.ops.kg`, :mod:`~palazzo.ops.navigation`,
 :mod:`~palazzo.ops.pheromone`, :mod:`~palazzo.ops.agents`, :mod:`~palazzo.ops.diary`,
 :mod:`~palazzo.ops.conversation`, :mod:`~palazzo.ops.provenance`, :mod:`~palazzo.ops.memory`,
-:mod:`~palazzo.ops.upkeep`);
+:mod:`~palazzo.ops.upkeep`, :mod:`~palazzo.ops.communities`);
 this package puts them in
 one :class:`Registry`. :func:`call` runs one operation on a palace: the way every host and
 every script reaches the engine.
@@ -17,6 +17,7 @@ from typing import Any
 
 from palazzo.ops import (
     agents,
+    communities,
     conversation,
     diary,
     kg,
@@ -30,13 +31,13 @@ from palazzo.ops import (
 from palazzo.ops.registry import Operation, Operations, Registry, Result
 
 MODULES = (palace, pheromone, navigation, agents, diary, kg, conversation, provenance, memory,
-           upkeep)
+           upkeep, communities)
 
 
 def default_registry() -> Registry:
     """Return a new registry holding every built-in operation (for hosts that extend it).
 
-    Cost: one dict insert an operation (56 of them, ``batch`` included)."""
+    Cost: one dict insert an operation (all of them, ``batch`` included)."""
     return Registry(*(m.operation for m in MODULES), batch=True)
 
 

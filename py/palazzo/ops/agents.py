@@ -1,22 +1,35 @@
-"""Agent operations: list and add Active Inference agents, run a swarm over the palace.
+"""Agent operations: list and add Active Inference agents, run a swarm over the palace, and
+review the TUNNELs generalist agents propose.
 
-The engine work is in :mod:`palazzo.stigmergy.agents` and :mod:`palazzo.stigmergy.swarm`.
+The engine work is in :mod:`palazzo.stigmergy.agents`, :mod:`palazzo.stigmergy.swarm` and
+:mod:`palazzo.stigmergy.tunnels`; a specialist's notes are written here through the diary
+(:mod:`palazzo.memory.diary`), which the swarm's layer cannot reach.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from palazzo.errors import ValidationError
-from palazzo.ops.registry import GOAL, NAME, OPT_TEXT, Operations, Result, obj
+from palazzo.errors import NotFound, ValidationError
+from palazzo.memory.diary import diary_wing
+from palazzo.ops.registry import GOAL, LIMIT, NAME, OPT_TEXT, Operations, Result, obj
 from palazzo.palace import Palace
-from palazzo.stigmergy.agents import ARCHETYPES, add_agent, agent_dict
-from palazzo.stigmergy.swarm import MAX_CYCLES, SwarmConfig, run_swarm
+from palazzo.stigmergy import tunnels
+from palazzo.stigmergy.agents import ARCHETYPES, add_agent, agent_dict, agent_id
+from palazzo.stigmergy.swarm import (
+    DIARY_EVERY,
+    MADE_BY,
+    MAX_CYCLES,
+    DiaryNote,
+    SwarmConfig,
+    run_swarm,
+)
 
 operation = Operations()
 
 ARCHETYPE = {"enum": list(ARCHETYPES)}
 MAX_AGENTS = 100
+PROPOSAL_IDS = {"type": "array", "items": NAME, "minItems": 1, "maxItems": 1000}
 
 
 @operation("list_agents", "The palace's agents and the five agent archetypes.",
@@ -38,9 +51,13 @@ def _add_agent(palace: Palace, args: dict[str, Any]) -> Result:
     return {"agent": agent_dict(agent), "created": created}
 
 
-@operation("run_swarm", "Run SENSE→DECIDE→ACT→UPDATE swarm cycles (agents deposit "
-           "pheromones on the edges they walk); returns a summary and per-cycle "
-           "metrics. Agents: a count, a list of archetypes, or the palace's agents.",
+@operation("run_swarm", "Run SENSE→DECIDE→ACT→UPDATE swarm cycles: agents deposit "
+           "pheromones on the edges and nodes they walk, each archetype by its strategy; "
+           "specialists stay in one wing and write diary entries of what they found, "
+           "generalists propose TUNNELs between similar rooms of different wings (pending "
+           "until approved, or added at once with add_tunnels). Returns per-agent coverage, "
+           "trail use, diary entries and proposals, and per-cycle metrics. Agents: a count, "
+           "a list of archetypes, or the palace's agents.",
            obj({"cycles": {"type": "integer", "minimum": 1, "maximum": MAX_CYCLES},
                  "agents": {"type": "integer", "minimum": 1, "maximum": MAX_AGENTS},
                  "archetypes": {"type": "array", "items": ARCHETYPE, "minItems": 1,
@@ -50,8 +67,19 @@ def _add_agent(palace: Palace, args: dict[str, Any]) -> Result:
                  "schedule": {"enum": ["constant", "linear", "exponential", "cosine"]},
                  "decay_every": {"type": "integer", "minimum": 1,
                                  "maximum": MAX_CYCLES},
-                 "stop_on_converge": {"type": "boolean"}}), mutates=True)
+                 "stop_on_converge": {"type": "boolean"},
+                 "wing": NAME,
+                 "diary": {"type": "boolean"},
+                 "diary_every": {"type": "integer", "minimum": 1, "maximum": MAX_CYCLES},
+                 "tunnel_threshold": {"type": "number", "minimum": 0, "maximum": 1},
+                 "add_tunnels": {"type": "boolean"}}), mutates=True)
 def _run_swarm(palace: Palace, args: dict[str, Any]) -> Result:
+    """``wing``: the wing specialists without a focus work in (default: the wings most
+    relevant to the goal, or with most drawers, one each); ``diary`` (default true): write
+    each specialist's notes to its diary — a specialist that is not one of the palace's
+    agents is added as one (archetype specialist, focus its wing, marked as made by the
+    swarm so later runs do not take it for one of the user's agents) when it first writes;
+    ``add_tunnels``: approve the generalists' proposals at once."""
     if "agents" in args and "archetypes" in args:
         raise ValidationError("run_swarm takes 'agents' (a count) or 'archetypes' (a list), "
                               "not both")
@@ -61,9 +89,68 @@ def _run_swarm(palace: Palace, args: dict[str, Any]) -> Result:
     goal = args.get("goal")
     if goal is not None and palace.embedder is None:
         raise ValidationError("a goal needs a palace with an embedder")
+    wing = args.get("wing")
+    if wing is not None and wing not in palace.wings:
+        raise NotFound(f"no wing named {wing!r}")
+    skip = frozenset(diary_wing(a.name) for a in palace.agents.values())
     config = SwarmConfig(schedule=args.get("schedule", "constant"),
                          decay_every=args.get("decay_every", 10),
-                         stop_on_converge=args.get("stop_on_converge", True))
+                         stop_on_converge=args.get("stop_on_converge", True),
+                         diary_every=args.get("diary_every", DIARY_EVERY),
+                         tunnel_threshold=args.get("tunnel_threshold",
+                                                   tunnels.TUNNEL_COSINE),
+                         add_tunnels=args.get("add_tunnels", False),
+                         skip_wings=skip, specialist_wing=wing)
     result = run_swarm(palace, agents=agents, cycles=args.get("cycles", 100),
                        seed=args.get("seed", 0), goal=goal, config=config)
-    return result.to_dict()
+    written = write_notes(palace, result.notes) if args.get("diary", True) else {}
+    out = result.to_dict()
+    for a in out["agents"]:
+        if a["archetype"] == "specialist":
+            a["diary_entries"] = written.get(a["name"], 0)
+    out["gained"]["diary_entries"] = sum(written.values())
+    return out
+
+
+def write_notes(palace: Palace, notes: list[DiaryNote]) -> dict[str, int]:
+    """Write each note to its specialist's diary (topic: its wing); return the entries made
+    by agent name (a note whose text is already in the diary adds nothing). Cost: one drawer
+    insert a note."""
+    made: dict[str, int] = {}
+    for note in notes:
+        stored = palace.agents.get(note.agent_id) or palace.agents.get(agent_id(note.agent))
+        if stored is None:
+            stored, _ = add_agent(palace, note.agent, "specialist", focus=note.wing)
+            # a swarm's own specialist keeps its diary, but a later run without agents
+            # named still runs the full mix, not just it (swarm.resolve_agents)
+            stored.state[MADE_BY] = "swarm"
+        out = palace.diaries.write(stored.name, note.text, topic=note.wing or "general")
+        made[note.agent] = made.get(note.agent, 0) + bool(out["created"])
+    return made
+
+
+@operation("list_tunnel_proposals", "TUNNELs generalist agents proposed between similar "
+           "rooms of different wings: pending ones (or approved, rejected, all), best "
+           "centroid cosine first.",
+           obj({"status": {"enum": [*tunnels.STATUSES, "all"]}, "limit": LIMIT}))
+def _list_tunnel_proposals(palace: Palace, args: dict[str, Any]) -> Result:
+    status = args.get("status", "pending")
+    chosen = palace.tunnel_proposals.listed(None if status == "all" else status)
+    counts = dict.fromkeys(tunnels.STATUSES, 0)
+    for p in palace.tunnel_proposals.items.values():
+        counts[p.status] += 1
+    return {"proposals": [p.to_dict() for p in chosen[: args.get("limit", 100)]],
+            "counts": counts}
+
+
+@operation("approve_tunnel", "Add the TUNNEL edges of pending tunnel proposals (by id).",
+           obj({"ids": PROPOSAL_IDS}, ("ids",)), mutates=True)
+def _approve_tunnel(palace: Palace, args: dict[str, Any]) -> Result:
+    return {"approved": tunnels.approve(palace, args["ids"])}
+
+
+@operation("reject_tunnel", "Reject pending tunnel proposals (by id): no edge, and the pair "
+           "is not proposed again.",
+           obj({"ids": PROPOSAL_IDS}, ("ids",)), mutates=True)
+def _reject_tunnel(palace: Palace, args: dict[str, Any]) -> Result:
+    return {"rejected": tunnels.reject(palace, args["ids"])}

@@ -75,23 +75,26 @@ def _enrich(palace: Palace, args: dict[str, Any]) -> Result:
 
 def enriched(palace: Palace, query: str, hits: list[Any], limit: int, alpha: float,
              hops: int = enrichment.HOPS, expand: int = enrichment.EXPAND,
-             wing: str | None = None, room: str | None = None) -> Result:
+             wing: str | None = None, room: str | None = None,
+             within: np.ndarray | None = None) -> Result:
     """Return the search result for ``hits`` (best first) re-ranked by enrichment: the first
     ``limit`` results in the search operation's shape (each hit's own scores kept, ``score``
     the enriched one, ``scores.semantic`` / ``scores.structural`` its terms, ``entities`` the
     entity keys it names, ``via`` the entity that brought in a drawer no list ranked) and the
     graph context (``query_entities``, ``entities``, ``facts``). Drawers outside the
-    ``wing`` / ``room`` the search was limited to never join. The search operation (by
-    default) and the ``enrich`` operation both answer with it. Cost: :func:`enrichment.enrich`
-    plus one dict per result."""
+    ``wing`` / ``room`` (and the ``within`` row mask) the search was limited to never join.
+    The search operation (by default) and the ``enrich`` operation both answer with it.
+    Cost: :func:`enrichment.enrich` plus one dict per result."""
     row_of = palace.drawers.row_of
     hit_of = {row_of[h.drawer_id]: h for h in hits}
     ranked, context = enrichment.enrich(
         palace, query, list(hit_of), [h.score for h in hits],
         alpha=alpha, hops=hops, expand=expand)
     s = palace.drawers
-    if wing is not None or room is not None:
+    if wing is not None or room is not None or within is not None:
         inside = s.mask(wing, room)
+        if within is not None:
+            inside = inside & within[: s.size]
         ranked = [c for c in ranked if inside[c.row]]
     results = []
     for c in ranked[:limit]:

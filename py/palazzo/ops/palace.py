@@ -17,6 +17,7 @@ from palazzo.formats.graphexport import export_graph
 from palazzo.formats.palacefile import export_jsonl, export_palace, parse, read_palace
 from palazzo.memory.enrichment import ALPHA, POOL
 from palazzo.memory.summary import aaak_lines
+from palazzo.ops.communities import community_mask
 from palazzo.ops.memory import enriched
 from palazzo.ops.registry import (
     IMPORTANCE,
@@ -232,7 +233,8 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
            "A hybrid search without rerank is enriched: the best hits are joined with the "
            "knowledge graph and re-ranked by alpha·semantic + (1−alpha)·structural, "
            "alpha = enrich (default 0.9; 1 keeps the fused order); each result also names "
-           "its entities, and the answer carries the graph context.",
+           "its entities, and the answer carries the graph context. community (an id from "
+           "the communities operation) keeps to one community's drawers.",
            obj({"query": TEXT, "limit": LIMIT, "wing": NAME, "room": NAME,
                  "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]},
                  "pheromone": {"type": "number", "minimum": 0, "maximum": 10},
@@ -240,7 +242,8 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
                  "rerank": {"enum": ["recency", "mmr", "composite"]},
                  "half_life_days": {"type": "number", "minimum": 0.01, "maximum": 36500},
                  "mmr_lambda": {"type": "number", "minimum": 0, "maximum": 1},
-                 "enrich": {"type": "number", "minimum": 0, "maximum": 1}},
+                 "enrich": {"type": "number", "minimum": 0, "maximum": 1},
+                 "community": {"type": "integer", "minimum": 0}},
                 ("query",)))
 def _search(palace: Palace, args: dict[str, Any]) -> Result:
     query = args["query"]
@@ -248,16 +251,17 @@ def _search(palace: Palace, args: dict[str, Any]) -> Result:
     mode = args.get("mode", "hybrid")
     alpha = args.get("enrich", ALPHA if mode == "hybrid" and "rerank" not in args else 1.0)
     enrich = alpha < 1.0
+    within = community_mask(palace, args["community"]) if "community" in args else None
     hits = search(palace, query, limit=max(limit, POOL) if enrich else limit,
                   wing=args.get("wing"),
                   room=args.get("room"), mode=mode,
                   pheromone=args.get("pheromone", 0.0),
                   recency=args.get("recency", recency.WEIGHT),
-                  rerank=args.get("rerank"),
+                  rerank=args.get("rerank"), within=within,
                   **{k: args[k] for k in ("half_life_days", "mmr_lambda") if k in args})
     if enrich:
         out = enriched(palace, query, hits, limit, alpha,
-                       wing=args.get("wing"), room=args.get("room"))
+                       wing=args.get("wing"), room=args.get("room"), within=within)
     else:
         out = {"query": query[:MAX_QUERY], "results": [h.to_dict() for h in hits]}
     if len(query) > MAX_QUERY:

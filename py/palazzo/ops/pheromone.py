@@ -1,4 +1,5 @@
-"""Pheromone operations: status, deposit, decay, hot paths, cold spots and heat per room.
+"""Pheromone operations: status, deposit, decay, hot paths, cold spots, the node pheromones of
+wings, rooms, closets and entities, and heat per room.
 
 The engine work is in :mod:`palazzo.stigmergy.pheromone`. Reports group drawers and edges with
 ``np.bincount`` over room codes, so their NumPy part is vectorised; only turning string ids
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.core.model import HIERARCHY, EdgeKind, room_id
+from palazzo.core.model import HIERARCHY, PALACE_ID, EdgeKind, closet_id, room_id, wing_id
 from palazzo.errors import NotFound, ValidationError
 from palazzo.ops.registry import LIMIT, NAME, Operations, obj
 from palazzo.palace import Palace
@@ -37,19 +38,67 @@ def _stats(values: np.ndarray) -> dict[str, float | int]:
 
 
 @operation("pheromone_status",
-           "Totals, means, maxima and non-zero counts of the five pheromones.",
+           "Totals, means, maxima and non-zero counts of the five pheromones (node "
+           "pheromones of drawers, and of wings, rooms, closets and entities).",
            obj({}))
 def _pheromone_status(palace: Palace, args: dict[str, Any]) -> Result:
     rows = palace.drawers.live_rows()
     edges = pheromone.carrier_edges(palace)
     s, c = palace.drawers.columns, palace.edges.columns
+    table = palace.node_pheromones
+    places = {}
+    for kind, ids in _places(palace).items():
+        places[kind] = {k: _stats(table.values(k, ids)) for k in pheromone.NODE_KINDS}
     return {
         "drawers": len(rows),
         "edges": len(edges),
         "nodes": {k: _stats(s[k][rows]) for k in pheromone.NODE_KINDS},
+        "places": places,
         "edge_pheromones": {k: _stats(c[k][edges]) for k in pheromone.EDGE_KINDS},
         "rho": dict(pheromone.RHO),
     }
+
+
+def _places(palace: Palace) -> dict[str, list[str]]:
+    """Return the node ids of the wings, rooms, closets and entities, by kind. O(nodes)."""
+    return {"wings": [wing_id(w) for w in palace.wings],
+            "rooms": [room_id(*k) for k in palace.rooms],
+            "closets": [closet_id(*k) for k in palace.closets],
+            "entities": list(palace.entities)}
+
+
+PLACE_KINDS = ("wing", "room", "closet", "entity")
+
+
+@operation("node_pheromones", "Wings, rooms, closets and entities with their node "
+           "pheromones (exploitation, exploration, Q_edge = their difference), strongest "
+           "first; drawers are in cold_spots and get_drawer.",
+           obj({"kind": {"enum": [*PLACE_KINDS, "all"]}, "wing": NAME, "limit": LIMIT,
+                "order": {"enum": ["exploitation", "exploration"]}}))
+def _node_pheromones(palace: Palace, args: dict[str, Any]) -> Result:
+    """Only nodes that carry some pheromone are listed; ``wing`` keeps that wing and its
+    rooms and closets (entities lie in no wing)."""
+    wing = args.get("wing")
+    if wing is not None and wing not in palace.wings:
+        raise NotFound(f"no wing named {wing!r}")
+    what = args.get("kind", "all")
+    order = args.get("order", "exploitation")
+    kind_of: dict[str, tuple[str, str | None]] = {wing_id(w): ("wing", w) for w in palace.wings}
+    kind_of.update((room_id(*k), ("room", k[0])) for k in palace.rooms)
+    kind_of.update((closet_id(*k), ("closet", k[0])) for k in palace.closets)
+    kind_of[PALACE_ID] = ("palace", None)
+    ids, columns = palace.node_pheromones.live()
+    rows = []
+    for i, node in enumerate(ids):
+        kind, in_wing = kind_of.get(node) or (("entity", None) if node in palace.entities
+                                               else ("other", None))
+        if (what != "all" and kind != what) or (wing is not None and in_wing != wing):
+            continue
+        x, r = float(columns["exploitation"][i]), float(columns["exploration"][i])
+        rows.append({"node": node, "kind": kind, "wing": in_wing, "exploitation": x,
+                     "exploration": r, "q_edge": x - r})
+    rows.sort(key=lambda d: (-d[order], d["node"]))
+    return {"nodes": rows[: args.get("limit", 10)], "matched": len(rows)}
 
 
 def _path_edges(palace: Palace, path: list[list[str]]) -> list[int]:
@@ -151,8 +200,9 @@ def _sum_mean(total: np.ndarray, count: np.ndarray, j: int) -> dict[str, float]:
     return {"sum": float(total[j]), "mean": float(total[j] / count[j]) if count[j] else 0.0}
 
 
-@operation("pheromone_heat", "Per wing and room: drawer pheromone sums and means, and "
-           "edge pheromone sums touching it (for colouring a map).",
+@operation("pheromone_heat", "Per wing and room: its own node pheromones, drawer "
+           "pheromone sums and means, and edge pheromone sums touching it (for colouring a "
+           "map).",
            obj({"wing": NAME}))
 def _pheromone_heat(palace: Palace, args: dict[str, Any]) -> Result:
     """Per wing and per room: drawer pheromone sums and means, and edge pheromone sums over
@@ -210,8 +260,15 @@ def _pheromone_heat(palace: Palace, args: dict[str, Any]) -> Result:
         edge_sums[kind] = (touching(src, dst_room, values, nr),
                            touching(src_w, dst_wing, values, nw))
 
+    table = palace.node_pheromones
+    own = [room_id(*k) for k in rooms], [wing_id(w) for w in wings]
+    own_values = {k: (table.values(k, own[0]), table.values(k, own[1]))
+                  for k in pheromone.NODE_KINDS}
+
     def entry(j: int, level: int, count: np.ndarray) -> Result:
         out: Result = {"drawers": int(count[j])}
+        # The room's (wing's) own node pheromones, beside its drawers' sums and means.
+        out["node"] = {k: float(v[level][j]) for k, v in own_values.items()}
         for kind in pheromone.NODE_KINDS:
             out[kind] = _sum_mean(node_sums[kind][level], count, j)
         out["edges"] = {k: (int(v[level][j]) if k == "count" else float(v[level][j]))

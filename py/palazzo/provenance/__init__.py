@@ -5,8 +5,11 @@ their policies and keys, and PROV-JSON export.
 - policy: SlicePolicyV1 and the PolicyRegistry that names policies
 - keys: key ids, signing keys and the Keyring of a palace
 - records: the plain records of a slice (SliceTurn, SliceEdge, ProvenanceFields, Verdict)
-- kernel: Provenance (slice, sign, verify, admit), policy_weighted_bfs, the sealed bundle
+- kernel: Provenance (slice, slice_many, sign, verify, admit), policy_weighted_bfs, token
+  budgets, the sealed bundle
 - prov: a bundle as a W3C PROV-JSON document
+- forms: a bundle as messages, text or triples
+- atlas: many slices at once: overlap, turn influence, the atlas bundle
 
 Nothing is re-exported here: import a name from the module that defines it.
 """

@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from palazzo.provenance.kernel import AdmissibleEvidenceBundle
+from palazzo.provenance.kernel import AdmissibleEvidenceBundle, require_admissible
 
 
 def _iso(t: float) -> str | None:
@@ -32,10 +32,13 @@ def prov_document(bundle: AdmissibleEvidenceBundle) -> dict[str, Any]:
     wasDerivedFrom each turn; a child turn wasDerivedFrom its parents (with the edge type);
     each turn wasAttributedTo an agent for its role. Relation ids are numbered in bundle
     order, so the document is deterministic. A time no date has (a bundle made in Python
-    with ``sliced_at`` 1e308 or NaN) is left out rather than raising. Cost: O(turns + edges).
+    with ``sliced_at`` 1e308 or NaN) is left out rather than raising. A budgeted slice's
+    entity carries ``palazzo:maxTokens`` and ``palazzo:tokenEstimate``. TypeError for a bundle
+    that was not made by verifying (:func:`require_admissible`). Cost: O(turns + edges).
     """
     from palazzo._version import __version__
 
+    require_admissible(bundle)
     f = bundle.fields
     sid = f"palazzo:slice_{f.slice_id}"
     act = f"palazzo:slicing_{f.slice_id}"
@@ -57,6 +60,9 @@ def prov_document(bundle: AdmissibleEvidenceBundle) -> dict[str, Any]:
     entity[sid] = {"prov:type": "palazzo:ContextSlice",
                    **{f"palazzo:{k}": v for k, v in f.to_dict().items()},
                    "palazzo:token": bundle.token, "palazzo:keyId": bundle.key_id}
+    if bundle.budget is not None:
+        entity[sid]["palazzo:maxTokens"] = bundle.budget.max_tokens
+        entity[sid]["palazzo:tokenEstimate"] = bundle.budget.estimate
     entity[plan] = {"prov:type": "prov:Plan", "palazzo:paramsHash": f.policy_params_hash,
                     **{f"palazzo:{k}": (json.dumps(v, sort_keys=True) if isinstance(v, dict)
                                         else v)

@@ -18,11 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from palazzo.errors import ValidationError
 from palazzo.memory.conversation import is_hex
 from palazzo.provenance.canonical import canonical_bytes
 from palazzo.provenance.policy import POLICY_NAME
 
 TOKEN_DOMAIN = "palazzo-admissibility-v1"
+# A budgeted slice counts each turn as ceil(characters / 4) tokens of its text (the wake-up
+# estimate, :func:`palazzo.memory.wakeup.tokens`) plus TURN_OVERHEAD for its role label and
+# separators; the estimate's name is hashed into the slice id, so a changed estimate can
+# never pass for the old one.
+TURN_OVERHEAD = 4
+TOKEN_ESTIMATE = "ceil(chars/4)+4"
+MAX_BUDGET = 10_000_000
 FIELDS = ("slice_id", "anchor_turn_id", "policy_id", "policy_params_hash",
           "graph_snapshot_hash", "schema_version")
 
@@ -76,6 +84,49 @@ class SliceEdge:
     def to_dict(self) -> dict[str, str]:
         """Return the JSON-able form."""
         return {"parent": self.parent, "child": self.child, "type": self.type}
+
+
+@dataclass(slots=True, frozen=True)
+class Budget:
+    """A slice's token budget: at most ``max_tokens`` tokens of turn text, counted with the
+    estimate named ``estimate`` (:data:`TOKEN_ESTIMATE`); ``used`` is what the slice's turns
+    took (descriptive: not signed, None on a budget not yet applied). ValidationError for a
+    budget that is not an integer from 1 to :data:`MAX_BUDGET`."""
+
+    max_tokens: int
+    estimate: str = TOKEN_ESTIMATE
+    used: int | None = None
+
+    def __post_init__(self) -> None:
+        m = self.max_tokens
+        if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= MAX_BUDGET:
+            raise ValidationError(f"budget must be an integer from 1 to {MAX_BUDGET} tokens, "
+                                  f"got {m!r}")
+        if self.estimate != TOKEN_ESTIMATE:
+            raise ValidationError(f"unknown token estimate {self.estimate!r}; palazzo counts "
+                                  f"{TOKEN_ESTIMATE!r}")
+
+    def canonical(self) -> dict[str, Any]:
+        """Return what the slice id is computed over (no float)."""
+        return {"max_tokens": self.max_tokens, "estimate": self.estimate}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-able form."""
+        return {**self.canonical(), "used": self.used}
+
+    @classmethod
+    def parse(cls, value: Any) -> Budget:
+        """Return the budget of a bundle document's ``budget`` object; raise
+        _Refused("malformed_bundle") otherwise."""
+        if not isinstance(value, dict) or set(value) != {"max_tokens", "estimate", "used"}:
+            raise _Refused("malformed_bundle", "budget must be {max_tokens, estimate, used}")
+        used = value["used"]
+        if isinstance(used, bool) or not isinstance(used, int) or used < 0:
+            raise _Refused("malformed_bundle", "budget.used must be a whole number")
+        try:
+            return cls(value["max_tokens"], value["estimate"], used)
+        except ValidationError as err:
+            raise _Refused("malformed_bundle", f"budget: {err}") from None
 
 
 @dataclass(slots=True, frozen=True)

@@ -602,3 +602,18 @@ class BM25Index:
                 raise ValueError("row numbers must be non-negative")
             mask[r[r < self._capacity]] = True
         return mask
+
+    # --- reading the postings ---------------------------------------------------------------
+
+    def postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return (rows, term ids, term counts) of every live posting, one a (row, distinct
+        term) pair, in the log's order: the index read as a sparse row × term matrix (what
+        the communities' naming and their no-vector fallback count). Cost: O(postings)."""
+        n = self._p_len
+        keep = np.flatnonzero(self._p_live[:n])
+        return self._p_row[keep], self._p_term[keep], self._p_tf[keep]
+
+    def vocabulary(self) -> list[str]:
+        """Return the index's terms in term-id order (the ids :meth:`postings` gives), as the
+        tokenizer left them (stemmed when it stems). Cost: O(terms)."""
+        return list(self._vocab)

@@ -140,6 +140,7 @@ def search(
     half_life_days: float = reranker.HALF_LIFE_DAYS,
     mmr_lambda: float = reranker.MMR_LAMBDA,
     now: float | None = None,
+    within: np.ndarray | None = None,
 ) -> list[Hit]:
     """Return up to ``limit`` hits for ``query``, best first.
 
@@ -159,7 +160,8 @@ def search(
     relevance against novelty; ``now`` (epoch seconds) is the newest drawer's time unless
     given, so results do not depend on the wall clock. Each hit's ``score`` stays the fused
     relevance; ``rerank`` reports the score the re-ranker ordered it by. Cost: sorting the
-    candidates, and for MMR O(limit · candidates · dim).
+    candidates, and for MMR O(limit · candidates · dim). ``within`` (a boolean mask over the
+    drawer rows, e.g. a community's) narrows the search further than ``wing`` / ``room``.
     """
     query = query[:MAX_QUERY]
     if mode not in MODES:
@@ -179,6 +181,8 @@ def search(
     if store.size == 0:
         return []
     mask = store.mask(wing, room)
+    if within is not None:
+        mask = mask & within[: store.size]
     depth = max(MIN_DEPTH, DEPTH_PER_RESULT * limit)
 
     vec = vector_scores(palace, query) if mode != "bm25" else None

@@ -9,11 +9,16 @@ For a candidate node n the expected free energy is
   epistemic value, for nodes it has not looked at);
 - ``V_pragmatic(n) = cos(e_n, g)``: the node's vector against the goal vector (0 without a
   goal or without a node vector);
-- ``Q_edge(n) = exploitation(n) − exploration(n)``: the node pheromones (drawers carry them in
-  ``palace.drawers.columns``; every other node reads 0).
+- ``Q_edge(n) = min(exploitation(n), 1) − min(exploration(n), 1)``: the node pheromones,
+  each clamped at 1 as the seed clamps them in the edge factor Φ (drawers carry them in
+  ``palace.drawers.columns``, wings, rooms, closets and entities in ``palace.node_pheromones``:
+  :func:`palazzo.stigmergy.pheromone.social`).
 
 The action is drawn from ``p_i ∝ exp(−EFE_i / τ)`` (:func:`softmax_policy`) with a
-temperature τ set by the archetype and optionally annealed (:func:`anneal`).
+temperature τ set by the archetype and optionally annealed (:func:`anneal`). Each archetype
+also has a :class:`Strategy` (:data:`STRATEGIES`): which terms of the score it weighs and how
+(the explorer is pure epistemic, the exploiter follows trails), and what it does besides
+walking (the specialist keeps a diary of one wing, the generalist proposes tunnels).
 
 Belief update (seed Eq. belief): ``π_n ← π_n + Δπ·1[o relevant]``. The seed leaves Δπ and
 "relevant" open; ours: Δπ = :data:`DELTA_PRECISION` (1.0), the prior precision
@@ -65,6 +70,58 @@ ARCHETYPES: dict[str, Archetype] = {
     )
 }
 SCHEDULES = ("constant", "linear", "exponential", "cosine")
+
+
+@dataclass(slots=True, frozen=True)
+class Strategy:
+    """How an archetype weighs what it senses: the terms of its interest score
+
+        I(n) = epistemic·V_epistemic + pragmatic·V_pragmatic
+               + exploit·φ_exploit(n) − explore·φ_explore(n)
+               + novelty·1[no agent of the swarm has been at n]
+               + trail·Φ(edge to n) + domain·V_domain(n)
+
+    (the swarm's three weights w1, w2, w3 multiply the first, second and third line), and
+    whether it may step straight back to the node it came from when it has another choice.
+    ``learn_every_visit``: every look at a node raises the agent's precision about it (pure
+    epistemic: any observation is information), not only a relevant one. ``confined``: the
+    agent stays inside one wing. ``proposes_tunnels`` / ``keeps_diary``: the acts of the
+    generalist and the specialist (:mod:`palazzo.stigmergy.swarm`).
+    """
+
+    epistemic: float = 1.0
+    pragmatic: float = 1.0
+    exploit: float = 1.0
+    explore: float = 1.0
+    novelty: float = 0.0
+    trail: float = 0.0
+    domain: float = 0.0
+    backtrack: bool = True
+    learn_every_visit: bool = False
+    confined: bool = False
+    proposes_tunnels: bool = False
+    keeps_diary: bool = False
+
+
+# Seed 000's strategies made concrete (the weights are ours; the seed gives a strategy name and
+# a temperature). Balanced is exactly the seed's EFE, I = −EFE.
+NOVELTY = 1.0  # one unseen node outweighs a full exploration mark
+TRAIL = 3.0  # with τ = 0.1 a trail edge of Φ ≥ 0.2 is taken e^6 ≈ 400 times as often as none
+STRATEGIES: dict[str, Strategy] = {
+    # Pure epistemic: what it has not looked at, what nobody has searched, what no agent saw.
+    "explorer": Strategy(epistemic=1.0, pragmatic=0.0, exploit=0.0, explore=1.0,
+                         novelty=NOVELTY, backtrack=False, learn_every_visit=True),
+    # Follow proven trails: edge Φ (success, traversal, recency) and node exploitation; no
+    # curiosity, no aversion to searched places.
+    "exploiter": Strategy(epistemic=0.0, pragmatic=1.0, exploit=1.0, explore=0.0,
+                          trail=TRAIL, backtrack=False),
+    "balanced": Strategy(),
+    # The seed's EFE inside one wing, keeping a diary of what it found there.
+    "specialist": Strategy(backtrack=False, confined=True, keeps_diary=True),
+    # The seed's EFE plus a pull towards the wings it has seen least (and, after a while in
+    # one wing, towards the way out of it); proposes tunnels.
+    "generalist": Strategy(domain=1.0, backtrack=False, proposes_tunnels=True),
+}
 
 
 def archetype(name: str) -> Archetype:

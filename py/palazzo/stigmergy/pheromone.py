@@ -1,10 +1,13 @@
 """Pheromones as column algebra: decay, deposit and edge-cost recomputation (seed 000 §3.3).
 
-Five pheromones live in NumPy columns already: on drawers ``exploitation`` ("this location is
-valuable") and ``exploration`` ("already searched here"); on non-hierarchy edges ``success``
-("this path led to a result"), ``traversal`` ("frequently used path") and ``recency`` ("used
-recently"), next to ``base_cost`` and ``current_cost``. Every update here is a whole-column
-multiply or an unbuffered ``np.add.at`` over index arrays: never a Python loop over drawers.
+Five pheromones live in NumPy columns: on every node ``exploitation`` ("this location is
+valuable") and ``exploration`` ("already searched here") — drawers in the drawer store's
+columns, every other node (wing, room, closet, entity, the palace node) in the palace's
+:class:`~palazzo.core.columns.NodeTable` (``palace.node_pheromones``); on non-hierarchy edges
+``success`` ("this path led to a result"), ``traversal`` ("frequently used path") and
+``recency`` ("used recently"), next to ``base_cost`` and ``current_cost``. Every update here
+is a whole-column multiply or an unbuffered ``np.add.at`` over index arrays: never a Python
+loop over drawers.
 
 Time is counted in explicit *cycles* (``decay(palace, cycles)``, the ``decay_now`` operation,
 later the swarm), never read from a wall clock: the same calls on the same palace give the same
@@ -109,7 +112,8 @@ def decay(palace: Any, cycles: int = 1) -> dict[str, Any]:
     """Decay every pheromone by ``cycles`` cycles: φ ← φ·(1−ρ)^cycles, then floor to 0.
 
     Returns {"cycles", "factors": {kind: (1−ρ)^cycles}, "zeroed": {kind: values floored}}.
-    Dead drawer rows are already zero; dead edges are left as they were. Edge costs are
+    Node pheromones of drawers and of every other node decay alike. Dead drawer rows are
+    already zero; dead edges are left as they were. Edge costs are
     recomputed afterwards (the seed recomputes after every deposit or decay event).
     Cost: one in-place multiply and one compare per pheromone column, O(rows + edges).
     """
@@ -120,11 +124,15 @@ def decay(palace: Any, cycles: int = 1) -> dict[str, Any]:
     if cycles == 0:
         return {"cycles": 0, "factors": factors, "zeroed": zeroed}
     s = palace.drawers
+    places = palace.node_pheromones
     for kind in NODE_KINDS:
         # Dead rows are zero, so multiplying the whole prefix is exact and avoids a gather.
         column = s.columns[kind][: s.size]
         column *= factors[kind]
         zeroed[kind] = _floor(column)
+        column = places.columns[kind][: places.size]
+        column *= factors[kind]
+        zeroed[kind] += _floor(column)
     edges = palace.edges
     n = len(edges.kind)
     alive = edges.alive[:n]
@@ -177,9 +185,12 @@ def deposit_path(palace: Any, edge_indices: Sequence[int], reward: float = 1.0,
     - success(e_i) += reward·(1 − (i−1)/k) (seed 000 Eq. deposit, position weighted);
     - traversal(e_i) += TRAVERSAL_DEPOSIT (0.1) whatever the reward (the edge was used);
     - recency(e_i) = RECENCY_FRESH (1.0);
-    - for the j-th of the m drawer ids in ``nodes`` (others, such as rooms, carry no node
-      pheromone and are skipped): exploitation += reward·(1 − (j−1)/m), the seed's position
-      weighting applied to nodes (our extension), and exploration += 0.1·(1 − reward);
+    - for the j-th of the m drawer ids in ``nodes``: exploitation += reward·(1 − (j−1)/m),
+      the seed's position weighting applied to nodes (our extension), and exploration +=
+      0.1·(1 − reward); the other nodes of ``nodes`` (rooms, wings, closets, entities, the
+      palace node; agent nodes are skipped) get the same two deposits, weighted by their own
+      positions among themselves (so a drawer's deposit does not depend on how many rooms the
+      path crossed before it), in ``palace.node_pheromones``;
     - hierarchy edges of the path (an A* walk may go down wing -> room -> drawer) get no
       deposit, but still count in k and in the positions, as the seed's k is the path length;
     - then current_cost of the path edges is recomputed.
@@ -201,6 +212,7 @@ def deposit_path(palace: Any, edge_indices: Sequence[int], reward: float = 1.0,
     if nodes is None:
         nodes = [e.src[int(index[0])], *(e.dst[i] for i in index.tolist())]
     drawer_ids = [x for x in nodes if x in palace.drawers.row_of]
+    places = [x for x in nodes if x not in palace.drawers.row_of and x not in palace.agents]
     for x in nodes:
         if x not in palace.drawers.row_of and x != PALACE_ID and x not in e.out \
                 and x not in e.inc:
@@ -218,11 +230,52 @@ def deposit_path(palace: Any, edge_indices: Sequence[int], reward: float = 1.0,
         s = palace.drawers.columns
         np.add.at(s["exploitation"], rows, reward * position_weights(len(rows)))
         np.add.at(s["exploration"], rows, EXPLORATION_DEPOSIT * (1.0 - reward))
+    deposit_places(palace, places, reward)
     recompute_costs(palace, np.unique(on))
     return {"edges": k, "skipped_hierarchy": int(k - len(on)),
             "success": [round(float(w), 12) if keep else 0.0
                         for w, keep in zip(weights, carries.tolist(), strict=True)],
-            "drawers": [str(d) for d in drawer_ids], "reward": reward}
+            "drawers": [str(d) for d in drawer_ids], "places": [str(x) for x in places],
+            "reward": reward}
+
+
+def deposit_places(palace: Any, nodes: Sequence[str], reward: float) -> None:
+    """Give the j-th of the m non-drawer ``nodes`` exploitation += reward·(1 − (j−1)/m) and
+    exploration += 0.1·(1 − reward) in ``palace.node_pheromones`` (rows made on first use).
+
+    The caller has checked the nodes and the reward. Cost: O(m) vectorised."""
+    if not nodes:
+        return
+    table = palace.node_pheromones
+    rows = table.rows(list(nodes), create=True)
+    np.add.at(table.columns["exploitation"], rows, reward * position_weights(len(rows)))
+    np.add.at(table.columns["exploration"], rows, EXPLORATION_DEPOSIT * (1.0 - reward))
+
+
+def node_values(palace: Any, kind: str, nodes: Sequence[str]) -> np.ndarray:
+    """Return node pheromone ``kind`` ("exploitation" or "exploration") of each of ``nodes``,
+    drawers from their columns and every other node from ``palace.node_pheromones`` (0 for a
+    node nothing was deposited on). Cost: O(len(nodes)) dict lookups, one gather each side."""
+    nodes = list(nodes)
+    row_of = palace.drawers.row_of
+    rows = np.fromiter((row_of.get(n, -1) for n in nodes), np.intp, len(nodes))
+    out = palace.node_pheromones.values(kind, nodes)
+    drawer = rows >= 0
+    if drawer.any():
+        out[drawer] = palace.drawers.columns[kind][rows[drawer]]
+    return out
+
+
+def social(palace: Any, nodes: Sequence[str]) -> np.ndarray:
+    """Return Q_edge = min(exploitation, 1) − min(exploration, 1) of each of ``nodes`` (seed
+    Eq. social), for drawers and every other node alike.
+
+    Each pheromone is clamped at 1 as in the edge factor Φ (seed Eq. phi): unclamped, a room
+    many agents pass through piles up exploitation without bound and outweighs the epistemic
+    and pragmatic terms (each at most 1) until every agent circles it. Cost:
+    :func:`node_values` twice."""
+    return (np.minimum(node_values(palace, "exploitation", nodes), 1.0)
+            - np.minimum(node_values(palace, "exploration", nodes), 1.0))
 
 
 def deposit_drawers(palace: Any, drawer_ids: Sequence[str], reward: float = 1.0

@@ -238,3 +238,23 @@ def test_status_counts_the_chunk_vectors_of_long_drawers():
     call(p, "add_drawer", {"wing": "w", "room": "r", "content": long_text})
     status = call(p, "palace_status")
     assert status["embedded"] == 2 and status["chunk_vectors"] == len(p.drawers.chunks) > 2
+
+
+def test_search_keeps_to_one_community():
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 1.0)
+    for i in range(8):
+        call(p, "add_drawer", {"wing": "w", "room": "r", "content":
+                               f"roses tulips compost pruning garden note {i}"})
+        call(p, "add_drawer", {"wing": "w", "room": "r", "content":
+                               f"postgres replication vacuum schema garden note {i}"})
+    listed = call(p, "communities", {"drawers": True})["communities"]
+    assert len(listed) == 2
+    for c in listed:
+        for enrich in (0.9, 1):  # the graph's drawers keep to the community as well
+            found = call(p, "search", {"query": "garden note", "community": c["id"],
+                                       "limit": 20, "enrich": enrich})["results"]
+            assert found and {r["drawer_id"] for r in found} <= set(c["drawer_ids"])
+    with pytest.raises(NotFound):
+        call(p, "search", {"query": "garden", "community": 2})
+    with pytest.raises(ValidationError):
+        call(p, "search", {"query": "garden", "community": -1})

@@ -16,7 +16,7 @@ T0 = 1_700_000_000.0
 KEY = bytes(range(32))
 NAMES = {"add_turn", "import_conversation", "list_conversations", "list_turns",
          "register_policy", "list_policies", "slice_context", "verify_token", "rotate_key",
-         "delete_key", "list_keys", "export_prov"}
+         "delete_key", "list_keys", "export_prov", "atlas"}
 MESSAGES = [
     {"role": "user", "content": "Which database for the palace?", "phase": "planning"},
     {"role": "assistant", "content": "A snapshot plus a journal.", "phase": "synthesis"},
@@ -185,6 +185,49 @@ def test_slice_verify_rotate_delete(reg, palace):
     v = call(palace, "verify_token", {"bundle": bundle})
     assert (v["valid"], v["reason"]) == (False, "unknown_key")
     assert call(palace, "verify_token", {"bundle": newer})["valid"]
+
+
+def test_budgeted_slices_and_forms_through_the_registry(reg, palace):
+    call = reg.call
+    leaf = call(palace, "import_conversation", {"conversation": "db",
+                                                "messages": MESSAGES})["leaf"]
+    whole = call(palace, "slice_context", {"anchor": leaf})["bundle"]
+    out = call(palace, "slice_context", {"anchor": leaf, "budget": 25, "form": "text"})
+    b = out["bundle"]
+    assert b["budget"]["max_tokens"] == 25 and b["budget"]["used"] <= 25
+    assert 1 < len(b["turns"]) < len(whole["turns"])
+    assert b["provenance"]["slice_id"] != whole["provenance"]["slice_id"]
+    assert out["form"] == "text" and out["tokens"] <= 25
+    assert out["context"].endswith("user: Journal it is; why did replay fail?")
+    msgs = call(palace, "slice_context", {"anchor": leaf, "budget": 25, "form": "messages"})
+    assert msgs["bundle"]["provenance"] == b["provenance"] and msgs["tokens"] <= 25
+    assert [m["role"] for m in msgs["context"]] == [
+        t["role"] for t in sorted(b["turns"], key=lambda t: (t["created_at"], t["depth"],
+                                                              t["id"]))]
+    rows = call(palace, "slice_context", {"anchor": leaf, "form": "triples"})["context"]
+    assert {r["kind"] for r in rows} == {"edge"} and len(rows) == len(whole["edges"])
+
+    ok = call(palace, "verify_token", {"bundle": b, "recompute": True})
+    assert ok["valid"] and ok["current"]
+    loose = {"fields": b["provenance"], "token": b["token"], "key_id": b["key_id"],
+             "recompute": True}
+    assert call(palace, "verify_token", {**loose, "budget": 25})["current"]
+    assert not call(palace, "verify_token", loose)["current"]  # the budget is needed
+    doc = call(palace, "export_prov", {"bundle": b})["document"]
+    entity = doc["entity"][f"palazzo:slice_{b['provenance']['slice_id']}"]
+    assert entity["palazzo:maxTokens"] == 25
+    fresh = call(palace, "export_prov", {"anchor": leaf, "budget": 25})["document"]
+    assert fresh["entity"].keys() == doc["entity"].keys()
+
+    for args, match in [({"budget": 0}, "at least 1"), ({"budget": "10"}, "whole number"),
+                        ({"form": "xml"}, "one of"), ({"budget": 2}, "at least"),
+                        ({"form": "text", "with_content": False}, "with_content")]:
+        with pytest.raises(ValidationError, match=match):
+            call(palace, "slice_context", {"anchor": leaf, **args})
+    with pytest.raises(ValidationError, match="own budget"):
+        call(palace, "verify_token", {"bundle": b, "budget": 25})
+    with pytest.raises(ValidationError, match="go with 'anchor'"):
+        call(palace, "export_prov", {"bundle": b, "budget": 25})
 
 
 def test_export_prov_is_w3c_prov_json(reg, palace):

@@ -263,6 +263,16 @@ def test_golden_slice_id_and_token():
     assert key_id_of(KEY) == GOLDEN["key_id"]
 
 
+def test_without_a_budget_the_slice_and_token_are_unchanged():
+    p, ids = golden_palace()
+    b = p.provenance.slice(ids[5], budget=None)
+    assert b.budget is None and "budget" not in b.to_dict()
+    assert (b.fields.slice_id, b.token) == (GOLDEN["slice_id"], GOLDEN["token"])
+    many = p.provenance.slice_many([ids[5], ids[5]])
+    assert [(m.fields.slice_id, m.token) for m in many] == [(GOLDEN["slice_id"],
+                                                             GOLDEN["token"])] * 2
+
+
 @pytest.mark.cpython_only  # Pyodide has no subprocesses
 def test_same_golden_values_in_two_fresh_processes():
     code = ("import importlib.util, json, sys\n"
@@ -496,6 +506,50 @@ def test_bundles_come_only_from_the_verification_path(fixture):
     assert p.provenance.check(partial).valid  # fields and token alone verify...
     with pytest.raises(NotAdmissible, match="malformed_bundle"):
         p.provenance.admit(partial)  # ...but evidence needs its body
+
+
+def test_forged_bundles_are_refused_on_use(fixture):
+    """object.__new__ fills the slots without the seal; the bundle is then refused wherever
+    it is used, and subclasses, copies and pickles are refused outright."""
+    import pickle
+
+    from palazzo.provenance.forms import render
+    from palazzo.provenance.prov import prov_document
+
+    p, ids, b = fixture
+    real = p.provenance.slice(ids[5])
+    assert prov.require_admissible(real) is real
+    forged = object.__new__(AdmissibleEvidenceBundle)
+    for name in ("fields", "key_id", "token", "policy", "turns", "edges", "sliced_at",
+                 "budget"):
+        object.__setattr__(forged, name, getattr(real, name))
+    assert forged == real  # the same values...
+    for use in (forged.to_dict, lambda: prov_document(forged), lambda: render(forged, "text"),
+                lambda: prov.require_admissible(forged),
+                lambda: prov.require_admissible(real.to_dict())):
+        with pytest.raises(TypeError, match="admissible"):  # ...but not admissible
+            use()
+    with pytest.raises(TypeError):
+        class Laxer(AdmissibleEvidenceBundle):  # a subclass could skip the check
+            pass
+    for duplicate in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError):
+            duplicate(real)
+    with pytest.raises(AttributeError):
+        real.token = "0" * 64  # frozen
+    with pytest.raises((AttributeError, TypeError)):
+        real.extra = 1  # slots: no new attributes
+    # Changing a real bundle (or a record inside it) behind frozen's back is caught on use.
+    altered = p.provenance.slice(ids[5])
+    object.__setattr__(altered, "token", "0" * 64)
+    deep = p.provenance.slice(ids[5])
+    object.__setattr__(deep.turns[1], "content", "Something else.")
+    for bundle in (altered, deep):
+        with pytest.raises(TypeError, match="altered"):
+            bundle.to_dict()
+        with pytest.raises(TypeError):
+            prov_document(bundle)
+    assert real.to_dict() == p.provenance.slice(ids[5]).to_dict()
 
 
 def test_edited_drawers_leave_the_text_out_but_the_slice_stands(fixture):
