@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.bench.exportgen import WORDS, make_export
+from palazzo.bench.exportgen import WORDS, conversation_texts
 from palazzo.core.model import drawer_id
 from palazzo.memory.communities import Settings, detect
 from palazzo.ops import call
@@ -59,21 +59,10 @@ def _language(texts: list[str], vocab: dict[str, set[str]]) -> str:
 
 def messages(count: int, seed: int) -> list[tuple[str, str, str, float, str]]:
     """Return (wing, room, text, time, language) of each generated message with text."""
-    conversations, _ = make_export(count, seed)
     vocab = {lang: {w.lower() for w in words.split()} for lang, words in WORDS.items()
              if lang != "ja"}
     out = []
-    for i, conv in enumerate(conversations):
-        mine = []
-        for node in conv["mapping"].values():
-            msg = node.get("message")
-            if not msg or msg["author"]["role"] not in ("user", "assistant"):
-                continue
-            parts = [p for p in msg["content"].get("parts", []) if isinstance(p, str)]
-            text = "\n".join(parts).strip()
-            if text:
-                mine.append((f"w{i % 12}", f"c{i:05d}", text,
-                             float(msg.get("create_time") or 0)))
+    for mine in conversation_texts(count, seed):
         lang = _language([m[2] for m in mine], vocab)
         out += [(*m, lang) for m in mine]
     return out

@@ -334,6 +334,29 @@ def _drop_one(conv: dict[str, Any], stats: ExportStats) -> None:
     stats.long_messages -= len(text) >= 2_000
 
 
+def conversation_texts(messages: int, seed: int = 0
+                       ) -> list[list[tuple[str, str, str, float]]]:
+    """Return, for each conversation of :func:`make_export`'s export, the (wing, room, text,
+    time) of each user or assistant message with text: wing ``w<i mod 12>``, room ``c<i>``,
+    what the benchmarks that build a palace straight from the generator store. Cost: the
+    export's generation plus one pass over it."""
+    conversations, _ = make_export(messages, seed)
+    out = []
+    for i, conv in enumerate(conversations):
+        rows = []
+        for node in conv["mapping"].values():
+            msg = node.get("message")
+            if not msg or msg["author"]["role"] not in ("user", "assistant"):
+                continue
+            parts = [p for p in msg["content"].get("parts", []) if isinstance(p, str)]
+            text = "\n".join(parts).strip()
+            if text:
+                rows.append((f"w{i % 12}", f"c{i:05d}", text,
+                             float(msg.get("create_time") or 0)))
+        out.append(rows)
+    return out
+
+
 def write_export(path: Path, messages: int, seed: int = 0) -> ExportStats:
     """Write :func:`make_export`'s document to ``path`` (UTF-8 JSON, non-ASCII kept, as
     ChatGPT writes it); return its stats. Cost: the generation plus one JSON dump."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.bench.exportgen import make_export
+from palazzo.bench.exportgen import conversation_texts
 from palazzo.core.model import EdgeKind
 from palazzo.ops import call
 from palazzo.palace import Palace
@@ -32,19 +32,7 @@ BATCH = 1000
 
 def _texts(messages: int, seed: int) -> list[tuple[str, str, str, float]]:
     """Return (wing, room, text, time) for each generated message with text."""
-    conversations, _ = make_export(messages, seed)
-    out = []
-    for i, conv in enumerate(conversations):
-        for node in conv["mapping"].values():
-            msg = node.get("message")
-            if not msg or msg["author"]["role"] not in ("user", "assistant"):
-                continue
-            parts = [p for p in msg["content"].get("parts", []) if isinstance(p, str)]
-            text = "\n".join(parts).strip()
-            if text:
-                out.append((f"w{i % 12}", f"c{i:05d}", text,
-                            float(msg.get("create_time") or 0)))
-    return out
+    return [row for rows in conversation_texts(messages, seed) for row in rows]
 
 
 def _variant(kind: str, text: str, rng: random.Random) -> str | None:
