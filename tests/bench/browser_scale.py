@@ -239,6 +239,28 @@ RPC_JS = """async ([queries, mode, limit, budget]) => {
 }"""
 
 
+# --analytics: issue 19's whole-palace operations, each once, timed in the page from the call
+# to its reply (the worker loads NetworkX with the deferred packages, awaited before this).
+ANALYTICS = [("communities", "communities", {"limit": 5}),
+             ("atlas_200_anchors", "atlas", {"limit": 200}),
+             ("swarm_200_cycles", "run_swarm", {"agents": 5, "cycles": 200, "diary": False,
+                                                "stop_on_converge": False})]
+ANALYTICS_JS = """async (steps) => {
+  const out = {};
+  for (const [name, op, args] of steps) {
+    const t0 = performance.now();
+    try {
+      const r = await window.palazzo.call(op, args);
+      out[name] = { ms: Math.round(performance.now() - t0),
+                    found: r.total ?? r.anchors ?? (r.agents ? r.agents.length : null) };
+    } catch (err) {
+      out[name] = { error: String(err.message || err) };
+    }
+  }
+  return out;
+}"""
+
+
 def percentiles(ms: list[float]) -> dict[str, float]:
     """Return p50, p95, mean and max of ``ms`` (milliseconds), rounded to 0.1 ms."""
     import numpy as np
@@ -335,6 +357,9 @@ def one_run(browser, url: str, palace: Path, queries: list[str], args) -> dict:
             console.append(f"ui search {q!r} skipped: {type(err).__name__}")
     if ui_ms:
         search["ui_hybrid"] = percentiles(ui_ms)
+    if args.analytics:
+        page.evaluate("window.palazzo.deferred")
+        search["analytics"] = page.evaluate(ANALYTICS_JS, [list(a) for a in ANALYTICS])
     if args.embedder != "hash":
         # How far MiniLM got while the searches waited their turn between its steps.
         after = page.evaluate("window.palazzo.call('palace_status')")
@@ -387,6 +412,8 @@ def main(argv: list[str]) -> int:
                         help="skip the first-launch boot (demo palace) each run makes too")
     parser.add_argument("--budget", type=float, default=120,
                         help="seconds of RPC searches a mode at most (fewer queries then)")
+    parser.add_argument("--analytics", action="store_true", help="also time communities, "
+                        "an atlas of 200 anchors and a 200-cycle swarm once a run")
     parser.add_argument("--timeout", type=int, default=600, help="seconds a step may take")
     parser.add_argument("--out", default=str(ROOT / "bench-results" / "browser-scale.json"))
     args = parser.parse_args(argv)
