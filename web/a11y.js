@@ -91,8 +91,10 @@ function nameControls(root) {
       el.setAttribute("aria-label", `${verb} ${field}`.trim());
     }
   }
+  // Bokeh's Checkbox puts its text in a sibling <div class="bk-label">, not a <label>.
   for (const el of root.querySelectorAll("input[type=checkbox]:not([aria-label])")) {
-    const text = (el.closest("label") ?? root.querySelector("label"))?.textContent.trim();
+    const text = (el.closest("label") ?? root.querySelector("label, .bk-label"))
+      ?.textContent.trim();
     if (text) el.setAttribute("aria-label", text);
   }
   for (const el of root.querySelectorAll(".bk-events[tabindex]:not([aria-label])")) {

@@ -252,7 +252,8 @@ ANALYTICS_JS = """async (steps) => {
     try {
       const r = await window.palazzo.call(op, args);
       out[name] = { ms: Math.round(performance.now() - t0),
-                    found: r.total ?? r.anchors ?? (r.agents ? r.agents.length : null) };
+                    found: r.total ?? r.anchors ?? (r.agents ? r.agents.length : null),
+                    ...(r.seconds ? { seconds: r.seconds } : {}) };
     } catch (err) {
       out[name] = { error: String(err.message || err) };
     }

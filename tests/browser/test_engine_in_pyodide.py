@@ -46,7 +46,7 @@ OK_OUTCOMES = {"passed", "xfailed"}
 # Whole files that cannot run in Pyodide, by path relative to tests/palazzo, with the reason.
 EXCLUDE = dict.fromkeys(
     ("hosts/test_ui.py", "hosts/test_ui_knowledge.py", "hosts/test_ui_map.py",
-     "hosts/test_ui_search.py", "hosts/test_ui_shell.py"),
+     "hosts/test_ui_search.py", "hosts/test_ui_shell.py", "hosts/test_ui_act.py"),
     "builds the Panel app with Panel's server-side rendering; Panel is not loaded here "
     "(tests/browser/test_ui*.py cover the app in the real worker)")
 EXCLUDE.update(dict.fromkeys(

@@ -18,7 +18,7 @@ from palazzo.persist.library import LIBRARY_REGISTRY
 
 
 def markdown() -> str:
-    """Return the whole reference page as Markdown. Cost: one pass over the 55 operations."""
+    """Return the whole reference page as Markdown. Cost: one pass over the operations."""
     lines = ["# Operations", "",
              "Every operation palazzo has, as the browser (`window.palazzo.call`), the command "
              "line, the MCP server (one tool each) and Python (`palazzo.call(palace, name, "

@@ -114,7 +114,7 @@ def _communities(palace: Palace, args: dict[str, Any]) -> Result:
             "truncated": len(listed) > limit, "drawers": int(np.count_nonzero(
                 found.labels >= 0)),
             "similarity": found.similarity, "modularity": round(found.modularity, 6),
-            "links": found.links,
+            "links": found.links, "seconds": found.seconds,
             "settings": {"k": s.k, "min_cosine": s.min_cosine,
                          "entity_weight": s.entity_weight, "resolution": s.resolution,
                          "seed": s.seed}}

@@ -16,6 +16,7 @@ import panel as pn
 from palazzo.hosts.bridge import Bridge
 from palazzo.hosts.ui.agents import AgentsView
 from palazzo.hosts.ui.common import CSS, Context, intro
+from palazzo.hosts.ui.communities import Communities
 from palazzo.hosts.ui.drawers import AddView, SearchView
 from palazzo.hosts.ui.explore import HeatView, NavigateView
 from palazzo.hosts.ui.files import FilesView
@@ -31,7 +32,8 @@ TABS = ("Start", "Map", "Search", "Add", "Heat", "Navigate", "Knowledge", "Agent
 # The one line each tab beyond the first three opens with: what it shows, why use it.
 INTROS = {
     "Map": "Your wings and rooms as a map: bigger dots hold more drawers, darker ones are "
-           "visited more. Click a room to list its drawers.",
+           "visited more, or colour them by community (drawers about one thing). Click a "
+           "room to list its drawers.",
     "Heat": "How much each room has been explored and used (pheromone heat), to see what "
             "your palace leans on and what it forgets.",
     "Navigate": "Find a path from one room to another that follows meaning and past use, "
@@ -39,9 +41,11 @@ INTROS = {
     "Knowledge": "Facts about people, places and things (subject, predicate, object) with "
                  "the dates they held, to ask what was true when.",
     "Agents": "Let a swarm of small agents walk the palace and leave trails, which shape "
-              "the heat and the paths that navigation prefers.",
+              "the heat and the paths that navigation prefers; specialists keep diaries and "
+              "generalists propose tunnels between wings for you to approve.",
     "Provenance": "Cut a signed slice of a conversation and verify it, to prove which turns "
-                  "an answer was given and that none was changed.",
+                  "an answer was given and that none was changed; the atlas shows which "
+                  "turns matter across many slices.",
     "Palaces & files": "Download this palace as a file, import one, or open, start and "
                        "delete palaces kept in this browser.",
 }
@@ -53,9 +57,11 @@ class App:
     def __init__(self, bridge: Bridge) -> None:
         self.ctx = Context(bridge)
         self.status = StatusLine(self.ctx)
+        # Before the views: it hears of a change first, so their refreshes find it stale.
+        self.communities = Communities(self.ctx)
         self.welcome = WelcomeView(self.ctx, self.show, self.try_search)
-        self.map = PalaceMap(self.ctx)
-        self.search = SearchView(self.ctx)
+        self.map = PalaceMap(self.ctx, self.communities)
+        self.search = SearchView(self.ctx, self.communities)
         self.add = AddView(self.ctx)
         self.heat = HeatView(self.ctx)
         self.navigate = NavigateView(self.ctx, self.map)

@@ -49,6 +49,28 @@ def set_options(widget: Any, options: list[Any] | dict[str, Any]) -> None:
     widget.value = keep if keep in values else (values[0] if values else None)
 
 
+_pending: set[asyncio.Task[None]] = set()  # tasks of :func:`soon`, kept until they end
+BUSY_S = 0.01  # a real timer: the busy state's patch reaches the page before the work starts
+
+
+def soon(fn: Callable[[], Any]) -> None:
+    """Run ``fn`` after the page had a moment to draw what was just changed (a busy line);
+    at once where no event loop runs (CPython tests, scripts). Returns None."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        fn()
+        return
+
+    async def later() -> None:
+        await asyncio.sleep(BUSY_S)
+        fn()
+
+    task = loop.create_task(later())
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
+
+
 def html_pane(testid: str, text: str = "") -> pn.pane.HTML:
     """Return an HTML pane that stretches; ``testid`` names it for tests."""
     return pn.pane.HTML(text, sizing_mode="stretch_width", css_classes=[f"pz-{testid}"])
@@ -148,6 +170,9 @@ CSS = """
 .pz-drawer-text { white-space: pre-wrap; border: 1px solid #ddd; padding: 8px; }
 .pz-status-line { font-size: 0.9em; color: #333; }
 .pz-warn { color: #8a5a00; font-weight: 600; }
+.pz-swatch { display: inline-block; width: 0.9em; height: 0.9em; border: 1px solid #777;
+  vertical-align: middle; }
+.pz-diary-entry { border-left: 3px solid #ccd; padding-left: 8px; margin: 6px 0; }
 .pz-status-detail { display: inline; margin-left: 0.6em; color: #555; }
 .pz-status-detail summary { display: inline; cursor: pointer; text-decoration: underline; }
 .pz-intro { margin: 4px 0 8px 0; color: #3d4452; max-width: 60em; }

@@ -24,9 +24,11 @@ import panel as pn
 from palazzo.core.model import MAX_CONTENT, MAX_NAME, clean_name
 from palazzo.errors import ValidationError
 from palazzo.hosts.ui.common import Context, esc, html_pane, message, set_options
+from palazzo.hosts.ui.communities import Communities, label
 from palazzo.hosts.ui.hits import MIN_COSINE, matched_words, snippet_html, when, worth_showing
 
 ALL = "(all)"
+ANY = -1  # the community filter's "(all)" (community ids are 0 and up)
 LIMIT = 10
 NEIGHBOURS = 4
 LABEL = 60  # characters of a drawer's text on a neighbour's button
@@ -43,6 +45,10 @@ mark { background: #fff0a0; color: inherit; padding: 0 1px; }
 .pz-error { color: #a40000; }
 .pz-ok { color: #226622; }
 """
+# An empty slot's button (a card or a neighbour not in use: disabled, with no name) is not
+# drawn, so neither eyes nor a screen reader meet a blank button; a CSS rule on the state
+# the page already shows, so it comes back with the name (see the note below).
+SLOT_CSS = ".bk-btn:disabled { display: none; }"
 SIDE = {"flex": "1 1 340px", "min-width": "0"}  # two columns above ~700 px, one below
 # Parts that come and go are disabled (an empty card: its button disabled, with no label),
 # not hidden: in the worker-rendered page a part hidden with ``visible``, a class or an inline
@@ -90,10 +96,11 @@ def card_html(hit: dict[str, Any], query: str, created_at: float | None,
 
 
 class SearchView:
-    """Query, wing/room filters, result cards, and the opened drawer beside them."""
+    """Query, wing/room/community filters, result cards, and the opened drawer beside them."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, communities: Communities | None = None) -> None:
         self.ctx = ctx
+        self.communities = communities or Communities(ctx)
         self.query = pn.widgets.TextInput(name="Search", placeholder="What do you remember?",
                                           css_classes=["pz-search-query"],
                                           sizing_mode="stretch_width",
@@ -102,6 +109,8 @@ class SearchView:
                                       css_classes=["pz-search-wing"])
         self.room = pn.widgets.Select(name="Room", options=[ALL], width=150,
                                       css_classes=["pz-search-room"])
+        self.community = pn.widgets.Select(name="Community", options={ALL: ANY}, width=200,
+                                           css_classes=["pz-search-community"])
         self.go = pn.widgets.Button(name="Search", button_type="primary", disabled=True,
                                     css_classes=["pz-search-go"], align="end")
         self.hint = _pane("search-hint", message(EMPTY_QUERY, "info", "search-hint"))
@@ -154,13 +163,15 @@ class SearchView:
             self.near_title, self.near, sizing_mode="stretch_width", styles=SIDE,
             css_classes=["pz-drawer-pane"])
         self.view = pn.Column(
-            pn.FlexBox(self.query, self.wing, self.room, self.go, flex_wrap="wrap",
+            pn.FlexBox(self.query, self.wing, self.room, self.community, self.go,
+                       flex_wrap="wrap",
                        gap="0 8px", align_items="flex-end", sizing_mode="stretch_width"),
             self.hint,
             pn.FlexBox(results, self.detail, flex_wrap="wrap", gap="8px 16px",
                        align_items="flex-start", sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
         ctx.on_refresh(self._filters)
+        self.communities.on_load(self._community_options)
         self._filters()
 
     # -- the query ------------------------------------------------------------------------
@@ -198,6 +209,18 @@ class SearchView:
     def _filters(self) -> None:
         set_options(self.wing, [ALL, *self.ctx.wings()])
         self._rooms()
+        self._community_options()
+
+    def _community_options(self) -> None:
+        """Offer the communities as a filter once they are known (see
+        :mod:`palazzo.hosts.ui.communities`: a big palace's are found when the map is
+        coloured by them); until then, or when finding them failed, only (all)."""
+        try:
+            found = self.communities.get()
+        except Exception:  # noqa: BLE001 - the filter is optional; the map shows the error
+            found = None
+        listed = found["communities"] if found else []
+        set_options(self.community, {ALL: ANY, **{label(c): c["id"] for c in listed}})
 
     def _rooms(self) -> None:
         rooms = [r["name"] for r in self.ctx.rooms() if r["wing"] == self.wing.value]
@@ -216,6 +239,8 @@ class SearchView:
             args["wing"] = self.wing.value
             if self.room.value != ALL:
                 args["room"] = self.room.value
+        if self.community.value not in (None, ANY):
+            args["community"] = self.community.value
         out = self.ctx.attempt(self.summary, lambda: self.ctx.call("search", args),
                                testid="search-error")
         if out is None:
@@ -223,7 +248,8 @@ class SearchView:
             return None
         self.shown = worth_showing(out["results"])
         self._fill_cards(self.shown, q)
-        self.summary.object = self._summary(q, len(self.shown), "wing" in args)
+        self.summary.object = self._summary(q, len(self.shown),
+                                            "wing" in args or "community" in args)
         return self.shown
 
     @staticmethod
@@ -231,14 +257,15 @@ class SearchView:
         if n:
             return message(f'{n} drawer{"" if n == 1 else "s"} match “{q}”.', "info",
                            "search-summary")
-        tip = ("Try other words, or choose (all) wings." if filtered
+        tip = ("Try other words, or choose (all) wings and communities." if filtered
                else "Try other words, fewer words, or words the drawer itself uses.")
         return message(f"No drawer matches “{q}”. {tip}", "info", "search-empty")
 
     def _card(self, i: int) -> pn.Column:
         """Return the empty, hidden card slot ``i``: its place button and its body."""
         button = pn.widgets.Button(name="", button_type="light", css_classes=["pz-result-open"],
-                                   description="Open this drawer beside the results")
+                                   description="Open this drawer beside the results",
+                                   stylesheets=[SLOT_CSS])
         button.on_click(lambda _e: self.open(self.card_ids[i]))
         return hideable(pn.Column(button, _pane("search-card"), sizing_mode="stretch_width",
                                   css_classes=["pz-card"]))
@@ -322,7 +349,7 @@ class SearchView:
     def _neighbour(self, i: int) -> pn.widgets.Button:
         """Return the empty, hidden neighbour button ``i``."""
         b = hideable(pn.widgets.Button(name="", button_type="light", css_classes=["pz-neighbour"],
-                                       sizing_mode="stretch_width"))
+                                       sizing_mode="stretch_width", stylesheets=[SLOT_CSS]))
         b.on_click(lambda _e: self.open(self.near_ids[i]))
         return b
 

@@ -1,13 +1,16 @@
 """The palace map: wings as discs around the palace, rooms inside their wing coloured by
-pheromone heat (with its colour bar) and sized by drawer count; halls and tunnels drawn once
-per pair of wings they join; tapping a room lists its drawers; a navigation path is drawn
-through every node it visits (palace, wings, rooms, drawers).
+pheromone heat (with its colour bar) or by community (with the list of communities) and sized
+by drawer count; halls and tunnels drawn once per pair of wings they join; tapping a room lists
+its drawers; a navigation path is drawn through every node it visits (palace, wings, rooms,
+drawers).
 
 Where things go is :mod:`palazzo.hosts.ui.maplayout` (pure geometry). The plot's ranges are
 computed only from an invisible frame glyph holding the padded layout box (never empty), so
 BokehJS always has initial ranges, even for an empty palace or a hidden tab, and keeps the
 aspect ratio (circles stay round). Heat per room comes from the ``pheromone_heat`` operation,
-halls and tunnels from ``export_graph`` at the rooms level.
+halls and tunnels from ``export_graph`` at the rooms level; a room's community is the one
+holding most of its drawers (:mod:`palazzo.hosts.ui.communities`), loaded only while the map is
+coloured by community.
 """
 
 from __future__ import annotations
@@ -31,7 +34,14 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from palazzo.hosts.ui import maplayout
-from palazzo.hosts.ui.common import Context, esc, html_pane, table
+from palazzo.hosts.ui.common import Context, esc, html_pane, message, soon, table
+from palazzo.hosts.ui.communities import (
+    OTHER,
+    Communities,
+    community_colour,
+    legend_html,
+    room_community,
+)
 
 KINDS = ("exploration", "exploitation", "traversal", "recency", "success")
 MEANING = {
@@ -45,6 +55,10 @@ MEANING = {
 BUNDLE_COLOURS = {"HALL": "#9aa5b1", "TUNNEL": "#3b6ea5"}
 COLD, HOT = (255, 244, 214), (178, 24, 43)
 PATH_COLOUR = "#d4a000"
+COLOUR_BY = {"pheromone heat": "heat", "community": "community"}
+HEAT_TIPS = [("room", "@wing / @room"), ("drawers", "@drawers"), ("heat", "@heat{0.000}")]
+COMMUNITY_TIPS = [("room", "@wing / @room"), ("drawers", "@drawers"),
+                  ("community", "@community")]
 
 
 def colour(value: float, top: float) -> str:
@@ -94,21 +108,28 @@ def chord(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple
 class PalaceMap:
     """The map figure, its heat-kind selector and legend, and the drawers of the tapped room."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, communities: Communities | None = None) -> None:
         self.ctx = ctx
+        self.communities = communities or Communities(ctx)
+        self.colour_by = pn.widgets.Select(name="Colour rooms by", options=COLOUR_BY,
+                                           value="heat", width=160,
+                                           css_classes=["pz-map-colour-by"])
         self.kind = pn.widgets.Select(name="Heat", options=list(KINDS), value="exploration",
                                       width=160, css_classes=["pz-map-kind"])
         self.legend = html_pane("map-legend")
+        self.groups = html_pane("map-communities")
         self.drawers = html_pane("room-drawers")
         self.lay = maplayout.Layout()
+        self._shown_mode = "heat"  # how the dots are coloured now (see :meth:`_mode`)
         self._heat: list[dict[str, Any]] = []
         self._where: dict[str, tuple[float, float]] = {}
         self.figure = self._figure()
         self.rooms.selected.on_change("indices", self._tapped)
         self.kind.param.watch(lambda _e: self.show_heat(), "value")
-        self.view = pn.Column(self.kind, self.legend,
+        self.colour_by.param.watch(lambda _e: self._recolour(), "value")
+        self.view = pn.Column(pn.Row(self.colour_by, self.kind), self.legend,
                               pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
-                              self.drawers, sizing_mode="stretch_width")
+                              self.groups, self.drawers, sizing_mode="stretch_width")
         ctx.on_refresh(self.refresh)
         self.refresh()
 
@@ -124,7 +145,7 @@ class PalaceMap:
         self.links = source("x0", "y0", "x1", "y1", "width", "colour", "wings", "halls",
                             "tunnels")
         self.rooms = source("x", "y", "r", "heat", "wing", "room", "label", "drawers", "text",
-                            "lx", "ly", "align", "base", "xo", "yo")
+                            "lx", "ly", "align", "base", "xo", "yo", "group", "community")
         self.path = source("x", "y")
         self.steps = source("x", "y", "step", "node", "fill")
         self.arrows = source("x0", "y0", "x1", "y1")
@@ -172,11 +193,10 @@ class PalaceMap:
         self.bar = ColorBar(color_mapper=self.mapper, orientation="horizontal",
                             title="exploration heat", height=10, location="bottom_left")
         fig.add_layout(self.bar, "below")
+        self.room_tips = HoverTool(renderers=[dots], tooltips=HEAT_TIPS)
         fig.add_tools(
             TapTool(renderers=[dots]),
-            HoverTool(renderers=[dots], tooltips=[("room", "@wing / @room"),
-                                                  ("drawers", "@drawers"),
-                                                  ("heat", "@heat{0.000}")]),
+            self.room_tips,
             HoverTool(renderers=[discs], tooltips=[("wing", "@wing"), ("rooms", "@rooms"),
                                                    ("drawers", "@drawers")]),
             HoverTool(renderers=[links], tooltips=[("wings", "@wings"), ("halls", "@halls"),
@@ -218,7 +238,10 @@ class PalaceMap:
         self._set_links(lay)
         self._set_rooms(keys, lay, labels)
         self._where = {f"room:{w}/{r}": (x, y) for (w, r), (x, y, _) in lay.rooms.items()}
-        self.show_heat()
+        if self.colour_by.value == "heat":
+            self.show_heat()
+        else:
+            self.show_communities()
 
     def _frame(self, lay: maplayout.Layout, labels: maplayout.Labels) -> None:
         """Set the frame glyph to the layout's box grown to hold every label (as planned at
@@ -263,12 +286,77 @@ class PalaceMap:
             "align": [a[0] for a in labels.room_align], "base": [a[1] for a in labels.room_align],
             "xo": np.array([a[2] for a in labels.room_align]),
             "yo": np.array([a[3] for a in labels.room_align]),
+            **self._groups(keys),
         }
         put(self.rooms, new)
+
+    def _groups(self, keys: list[tuple[str, str]]) -> dict[str, list[str]]:
+        """Return the rooms' community columns: each room's colour ("group") and its
+        community's label; grey and empty while the map is coloured by heat or the
+        communities could not be found (no operation is called then)."""
+        found = None
+        if self.colour_by.value == "community":
+            found = self.ctx.attempt(self.groups, lambda: self.communities.get(want=True),
+                                     testid="map-communities")
+        if found is None:
+            return {"group": [OTHER] * len(keys), "community": [""] * len(keys)}
+        of = room_community(found)
+        picked = [of.get(k) for k in keys]
+        return {"group": [OTHER if c is None else community_colour(c["id"]) for c in picked],
+                "community": ["" if c is None else f'{c["id"]}: {c["name"]}' for c in picked]}
+
+    def _recolour(self) -> None:
+        """Switch between heat and community colouring (communities are found the first time
+        they are asked for: a busy line shows until then)."""
+        if self.colour_by.value == "community":
+            if self.communities.stale:
+                self.legend.object = message("Finding communities of drawers…", "info",
+                                             "map-busy")
+            soon(self.show_communities)
+        else:
+            self.show_heat()
+
+    def _mode(self, mode: str) -> None:
+        """Set the dots' colour, the colour bar, the tooltips and the Heat pick for ``mode``
+        (heat or community); sends nothing when the mode is already set."""
+        if self._shown_mode == mode:
+            return
+        self._shown_mode = mode
+        heat = mode == "heat"
+        self.kind.disabled = not heat
+        self.bar.visible = heat
+        self.room_tips.tooltips = HEAT_TIPS if heat else COMMUNITY_TIPS
+        self.dots.glyph.fill_color = ({"field": "heat", "transform": self.mapper} if heat
+                                      else {"field": "group"})
+        if heat:
+            self.groups.object = ""
+
+    def show_communities(self) -> dict[str, Any] | None:
+        """Colour each room by the community holding most of its drawers, list the largest
+        communities under the map and return the ``communities`` answer (None when it
+        failed: the error shows under the map). Cost: the ``communities`` operation (cached
+        by the engine until the drawers change) plus O(rooms)."""
+        keys = list(zip(self.rooms.data["wing"], self.rooms.data["room"], strict=True))
+        cols = self._groups(keys)
+        put(self.rooms, {**self.rooms.data, **cols})
+        found = self.communities.found if not self.communities.stale else None
+        self._mode("community")
+        if found is None:
+            self.legend.object = ""
+            return None
+        self.legend.object = (
+            f'<p class="pz-map-legend-text" data-testid="map-legend">Colour: <b>community</b>'
+            f', the group of drawers about one thing that holds most of the room\'s drawers '
+            f'(found from their meaning and the entities they share); {found["total"]} '
+            f'communit{"y" if found["total"] == 1 else "ies"} over {found["drawers"]} '
+            'drawers. Grey: a smaller community. Hover a dot for its community.</p>')
+        self.groups.object = "<h3>Communities</h3>" + legend_html(found)
+        return found
 
     def show_heat(self) -> None:
         """Colour the rooms by the selected pheromone kind and say what the colours mean;
         sends only the heat column and the colour bar's top (no operation is called)."""
+        self._mode("heat")
         kind = self.kind.value
         values = np.array([heat_of(r, kind) for r in self._heat], dtype=np.float64)
         top = float(values.max()) if len(values) else 0.0
