@@ -26,6 +26,16 @@ BREAD = ("Sourdough starter wants flour and water twice a day.",
          "Bake the sourdough loaf at a high heat with steam.")
 
 
+@pytest.fixture(autouse=True)
+def at_once(monkeypatch):
+    """Run the map's deferred work at once. ``soon`` waits for the page to draw when an event
+    loop runs; in the whole suite Playwright's sync API (the browser tests) leaves one set as
+    running in this process, and nothing would ever run the deferred call."""
+    from palazzo.hosts.ui import palacemap
+
+    monkeypatch.setattr(palacemap, "soon", lambda fn: fn())
+
+
 def run(coro):
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
