@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from palazzo.core.chunking import chunks
-from palazzo.core.columns import DrawerStore, EdgeTable, NodeTable
+from palazzo.core.columns import WINDOW, DrawerStore, EdgeTable, NodeTable
 from palazzo.core.model import (
     CHUNK_SIZE,
     MAX_CONTENT,
@@ -37,6 +37,7 @@ from palazzo.errors import NotFound, ValidationError, VectorsPending
 from palazzo.memory.communities import CommunityCache
 from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries, written_date
+from palazzo.memory.events import event_sentences
 from palazzo.memory.extraction import extract, sure_mentions
 from palazzo.memory.kg import KnowledgeGraph, entity_id
 from palazzo.memory.summary import Summaries
@@ -582,10 +583,20 @@ class Palace:
 
     def pieces(self, content: str) -> list[str]:
         """Return the texts the vector side embeds for ``content``: the text itself, or its
-        non-blank chunks when it is longer than ``chunk_size``. Cost: O(len(content))."""
+        non-blank chunks when it is longer than ``chunk_size``, then its event sentences
+        (:mod:`palazzo.memory.events`). Cost: :meth:`parts`."""
+        return self.parts(content)[0]
+
+    def parts(self, content: str) -> tuple[list[str], list[int]]:
+        """Return :meth:`pieces` and the chunk kind of each (``core.columns.WINDOW`` for the
+        windows, an event kind for the event sentences). Cost: O(len(content)) for the
+        windows, plus finding the event sentences (an extraction of each)."""
         if self.chunk_size is None or len(content) <= self.chunk_size:
-            return [content]
-        return [c for c in chunks(content, self.chunk_size) if c.strip()]
+            texts = [content]
+        else:
+            texts = [c for c in chunks(content, self.chunk_size) if c.strip()]
+        events = event_sentences(content)
+        return texts + [t for t, _ in events], [WINDOW] * len(texts) + [k for _, k in events]
 
     def _embed(self, rows: list[int]) -> int:
         """Embed the drawers at ``rows`` (all their chunks in one embedder call) and store
@@ -593,7 +604,7 @@ class Palace:
         the vectors are being computed elsewhere and some have not arrived. Cost: one
         ``embed`` over about 1.2× the rows' text (one a row when some have not arrived)."""
         assert self.embedder is not None
-        parts = [self.pieces(self.drawers.content[r]) for r in rows]
+        parts, kinds = zip(*(self.parts(self.drawers.content[r]) for r in rows), strict=True)
         try:
             vectors = self.embedder.embed([p for ps in parts for p in ps])
         except VectorsPending:
@@ -605,11 +616,11 @@ class Palace:
                 answered += 1
             return answered
         at = 0
-        for r, ps in zip(rows, parts, strict=True):
+        for r, ps, ks in zip(rows, parts, kinds, strict=True):
             if len(ps) == 1:
                 self.drawers.set_vector(r, vectors[at])
             else:
-                self.drawers.set_chunks(r, vectors[at : at + len(ps)])
+                self.drawers.set_chunks(r, vectors[at : at + len(ps)], kinds=ks)
             at += len(ps)
         return len(rows)
 

@@ -69,11 +69,28 @@ def check_embeds_and_finds_by_meaning(page, runtime: str) -> None:
     assert hits[0]["scores"]["vector_rank"] == 1 and hits[0]["scores"]["bm25_rank"] is None
 
 
+EVENT = ("We spent the weekend repainting the hallway, and the neighbours lent us a ladder. "
+         "Today I passed my driving test on the first attempt. The cat ignored all of it.")
+EVENT_QUESTION = "Which company employed me when the road exam happened?"
+
+
+def check_finds_the_event_a_question_names(page) -> None:
+    """The dated sentence is embedded apart in the worker, and a question naming the event in
+    other words gets the event list (its clause's vector computed before the search)."""
+    page.evaluate(ADD_THEN_STATUS, [EVENT, "I work at Northwind Logistics as an analyst."])
+    doc = page.evaluate("window.palazzo.call('export', {vectors: 'float32'})")["document"]
+    assert "1" in doc["palace"]["chunk_vectors"]["kinds"]
+    hits = page.evaluate(f"window.palazzo.call('search', {{query: {EVENT_QUESTION!r}}})")
+    found = {h["content"]: h for h in hits["results"]}
+    assert found[EVENT]["scores"]["event"] > 0
+
+
 @pytest.mark.browser
 def test_the_page_embeds_with_onnx_runtime_and_searches_by_meaning(browser, site_url):
     context, guard = new_guarded_context(browser)
     page, errors = boot(context, site_url)
     check_embeds_and_finds_by_meaning(page, "ONNX Runtime, wasm")
+    check_finds_the_event_a_question_names(page)
     context.close()
     assert guard.outside == [] and guard.failed == [] and errors == []
 

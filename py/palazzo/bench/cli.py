@@ -52,6 +52,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      help="hybrid: the vector list's RRF weight (BM25's is 1)")
     lme.add_argument("--recency", default="1", help="hybrid: the time prior's weight for "
                      "queries about the present (0 off); several comma-separated run one each")
+    lme.add_argument("--events", default="1", help="hybrid: the event list's weight for "
+                     "questions that name an event (0 off; search's default 1); several "
+                     "comma-separated run one each")
+    for flag, what in (("--event-depth", "drawers a clause's event list ranks"),
+                       ("--event-min-cosine", "the cosine an event sentence must reach"),
+                       ("--event-penalty", "taken off someone else's event for a "
+                                           "first-person question")):
+        lme.add_argument(flag, default="", help=f"hybrid: {what} (retrieval.events; "
+                         "default: search's); several comma-separated run one each")
     lme.add_argument("--turns", default="user", choices=["user", "all"],
                      help="a session's drawer: its user turns (default) or every turn")
     lme.add_argument("--rerank", default="none", help="hybrid: re-rankers to measure, "
@@ -242,7 +251,13 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
         [float(m) for m in str(args.mmr_lambda).split(",") if m.strip()])
     enrich = [{} if a.strip() == "none" else {"enrich_alpha": float(a)}
               for a in str(args.enrich).split(",") if a.strip()]
-    reranks = [{**rr, **en} for rr in reranks for en in enrich]
+    events = [{"events": float(e)} for e in str(args.events).split(",") if e.strip()]
+    for key, values in (("depth", args.event_depth), ("min_cosine", args.event_min_cosine),
+                        ("other_penalty", args.event_penalty)):
+        if str(values).strip():
+            events = [{**ev, "event_tuning": {**ev.get("event_tuning", {}), key: float(v)}}
+                      for ev in events for v in str(values).split(",") if v.strip()]
+    reranks = [{**rr, **en, **ev} for rr in reranks for en in enrich for ev in events]
     plans = [(mode, k, w, rr) for mode in modes
              for k in (ks if mode == "hybrid" else [ks[0]])
              for w in (ws if mode == "hybrid" else [ws[0]])

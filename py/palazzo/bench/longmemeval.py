@@ -24,6 +24,7 @@ from palazzo.embed import Embedder
 from palazzo.errors import PalazzoError
 from palazzo.memory.enrichment import POOL, enrich
 from palazzo.palace import Palace
+from palazzo.retrieval import events as event_list
 from palazzo.retrieval.search import search
 
 RANKED = 10
@@ -88,10 +89,12 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
     # at 10; the rest of the ranking is filled in below).
     options = dict(fusion or {})
     alpha = options.pop("enrich_alpha", None)
+    tuning = options.pop("event_tuning", {})
     limit = RANKED if options.get("rerank") else max(RANKED, len(sessions_of))
     if alpha is not None:  # enrichment re-ranks the pool a user's enriched search would
         limit = POOL
-    hits = search(palace, q["question"], limit=limit, mode=mode, **options)
+    with event_list.tuned(**tuning):
+        hits = search(palace, q["question"], limit=limit, mode=mode, **options)
     ids = [h.drawer_id for h in hits]
     if alpha is not None:
         row_of = palace.drawers.row_of
@@ -173,6 +176,6 @@ def table(runs: list[dict[str, Any]]) -> str:
             cells = " | ".join(f"{m[k]:.3f}" for k in TABLE_METRICS)
             label = r["mode"] + "".join(f" {k}={v}" for k, v in r.get("fusion", {}).items()
                                         if (k, v) not in (("rrf_k", 60), ("vector_weight", 1.0),
-                                                               ("recency", 1.0)))
+                                                               ("recency", 1.0), ("events", 1.0)))
             lines.append(f"| {label} {name} | {m['questions']} | {cells} |")
     return "\n".join(lines)

@@ -98,12 +98,23 @@ class TextColumn:
     __hash__ = None  # type: ignore[assignment]  # mutable, like the list it stands for
 
 
+WINDOW = 0  # a chunk kind: a window of the drawer's text
+EVENT_OWN = 1  # an event sentence of the speaker's (or whose subject is not known)
+EVENT_OTHER = 2  # an event sentence about someone else
+
+
 class ChunkTable:
     """Vectors of the chunks of long drawers (those cut into several windows).
 
     Struct-of-arrays: ``vectors`` (m, dim) float32, ``drawer_row`` (m) the drawer row a chunk
-    belongs to, ``alive`` (m); ``of_row`` maps a drawer row to its chunk indices in text
-    order. Freed chunk slots are zeroed, marked dead and reused; capacity doubles.
+    belongs to, ``alive`` (m), ``kind`` (m) uint8; ``of_row`` maps a drawer row to its chunk
+    indices (its windows in text order, then its event sentences). Freed chunk slots are
+    zeroed, marked dead and reused; capacity doubles.
+
+    ``kind`` is :data:`WINDOW` for a window of the drawer's text and :data:`EVENT_OWN` /
+    :data:`EVENT_OTHER` for one of its event sentences (:mod:`palazzo.memory.events`): a
+    drawer scores by its best window, and only a question's event clause is matched against
+    event sentences (:mod:`palazzo.retrieval.events`).
     """
 
     def __init__(self, dim: int, capacity: int = 16) -> None:
@@ -115,6 +126,7 @@ class ChunkTable:
         # np.intp, not int64: wasm32 NumPy refuses int64 indices in ufunc.at and bincount.
         self.drawer_row = np.zeros(capacity, dtype=np.intp)
         self.alive = np.zeros(capacity, dtype=bool)
+        self.kind = np.zeros(capacity, dtype=np.uint8)
 
     def __len__(self) -> int:
         return self.size - len(self.free)
@@ -127,18 +139,21 @@ class ChunkTable:
             self.vectors = _grow(self.vectors, capacity)
             self.drawer_row = _grow(self.drawer_row, capacity)
             self.alive = _grow(self.alive, capacity)
+            self.kind = _grow(self.kind, capacity)
         taken += range(self.size, self.size + fresh)
         self.size += fresh
         return taken
 
-    def put(self, row: int, vectors: np.ndarray) -> None:
-        """Give drawer ``row`` the chunk ``vectors`` (replacing any it had). O(chunks)."""
+    def put(self, row: int, vectors: np.ndarray, kinds: np.ndarray | None = None) -> None:
+        """Give drawer ``row`` the chunk ``vectors`` (replacing any it had), of ``kinds``
+        (all windows when None). O(chunks)."""
         self.drop(row)
         slots = self._slots(len(vectors))
         index = np.asarray(slots, dtype=np.intp)
         self.vectors[index] = vectors
         self.drawer_row[index] = row
         self.alive[index] = True
+        self.kind[index] = WINDOW if kinds is None else kinds
         self.of_row[row] = slots
 
     def drop(self, row: int) -> None:
@@ -149,16 +164,36 @@ class ChunkTable:
         index = np.asarray(slots, dtype=np.intp)
         self.vectors[index] = 0.0
         self.alive[index] = False
+        self.kind[index] = WINDOW
         self.free.extend(reversed(slots))
 
     def best(self, q: np.ndarray, size: int) -> np.ndarray:
-        """Return, per drawer row in [0, size), the best cosine of its chunks to ``q``
+        """Return, per drawer row in [0, size), the best cosine of its windows to ``q``
         (-inf for rows without chunks). Cost: one matvec over the chunk matrix plus one
-        unbuffered ``np.maximum.at`` over the live chunks."""
-        best = np.full(size, -np.inf, dtype=np.float32)
+        unbuffered ``np.maximum.at`` over the live windows."""
         m = self.size
-        live = np.flatnonzero(self.alive[:m])
-        sims = self.vectors[:m] @ q
+        return self._best(q, size, np.flatnonzero(self.alive[:m] & (self.kind[:m] == WINDOW)))
+
+    def best_event(self, q: np.ndarray, size: int, other_penalty: float = 0.0) -> np.ndarray:
+        """Return, per drawer row in [0, size), the best cosine of its event sentences to
+        ``q``, ``other_penalty`` taken off for someone else's (-inf for rows without event
+        sentences). Cost: a matvec over the event sentences only."""
+        m = self.size
+        live = np.flatnonzero(self.alive[:m] & (self.kind[:m] != WINDOW))
+        best = np.full(size, -np.inf, dtype=np.float32)
+        if len(live):
+            sims = self.vectors[live] @ q - other_penalty * (self.kind[live] == EVENT_OTHER)
+            np.maximum.at(best, self.drawer_row[live], sims.astype(np.float32))
+        return best
+
+    def has_events(self) -> bool:
+        """Return whether any live chunk is an event sentence. O(chunks)."""
+        m = self.size
+        return bool(np.any(self.alive[:m] & (self.kind[:m] != WINDOW)))
+
+    def _best(self, q: np.ndarray, size: int, live: np.ndarray) -> np.ndarray:
+        best = np.full(size, -np.inf, dtype=np.float32)
+        sims = self.vectors[: self.size] @ q
         np.maximum.at(best, self.drawer_row[live], sims[live].astype(np.float32))
         return best
 
@@ -291,22 +326,28 @@ class DrawerStore:
         self.vectors[row] = vector
         self.has_vector[row] = bool(np.any(vector))
 
-    def set_chunks(self, row: int, vectors: np.ndarray, mean: np.ndarray | None = None) -> None:
-        """Store the chunk vectors of ``row``; its row vector becomes their normalised mean
-        (or ``mean`` as given, when restoring a file exactly). Zero chunk vectors (chunks
-        without features) are left out; with fewer than two left, the drawer has one vector
-        and no chunk rows. O(chunks · dim)."""
+    def set_chunks(self, row: int, vectors: np.ndarray, mean: np.ndarray | None = None,
+                   kinds: np.ndarray | None = None) -> None:
+        """Store the chunk vectors of ``row`` (of ``kinds``, see :class:`ChunkTable`; all
+        windows when None); its row vector becomes the normalised mean of its windows (or
+        ``mean`` as given, when restoring a file exactly). Zero chunk vectors (chunks without
+        features, or vectors a replay did not record) are left out; a drawer left with one
+        window and no event sentence has one vector and no chunk rows. O(chunks · dim)."""
         vectors = np.asarray(vectors, dtype=np.float32)
-        vectors = vectors[np.any(vectors != 0.0, axis=1)]
+        kinds = (np.zeros(len(vectors), np.uint8) if kinds is None
+                 else np.asarray(kinds, dtype=np.uint8))
+        keep = np.any(vectors != 0.0, axis=1)
+        vectors, kinds = vectors[keep], kinds[keep]
+        windows = vectors[kinds == WINDOW]
         if mean is None:
-            total = vectors.sum(axis=0, dtype=np.float32)
+            total = windows.sum(axis=0, dtype=np.float32)
             norm = float(np.linalg.norm(total))
             mean = total / norm if norm > 0 else np.zeros(self.dim, np.float32)
-        if len(vectors) < 2:
-            self.set_vector(row, vectors[0] if len(vectors) else mean)
+        if len(vectors) < 2 or len(windows) == 0:
+            self.set_vector(row, windows[0] if len(windows) == 1 else mean)
             return
         self.set_vector(row, mean)
-        self.chunks.put(row, vectors)
+        self.chunks.put(row, vectors, kinds)
 
     def set_fingerprint(self, fingerprint: str, name: str | None = None) -> None:
         """Switch the index to another embedder: vectors of the previous one are dropped.

@@ -7,8 +7,9 @@ pheromones), entity and agent, the node pheromones of wings, rooms, closets and 
 (``node_pheromones``, the non-zero ones; absent in older files), the generalist agents'
 ``tunnel_proposals``, and optionally the embedding matrix (base64 float16 or
 float32) with the embedder that made it, plus the chunk vectors of long drawers
-(``chunk_vectors``: drawer ids repeated once a chunk, in chunk order, and the matrix in the
-same dtype and dim as ``vectors``).
+(``chunk_vectors``: drawer ids repeated once a chunk, in chunk order, the matrix in the
+same dtype and dim as ``vectors``, and ``kinds``, one digit a chunk: 0 a window of the
+text, 1 or 2 an event sentence, absent when all are windows).
 
 Reading validates the whole file before anything is built, so a malformed, truncated or
 hostile file is refused with the place it went wrong, and the open palace is never touched
@@ -170,8 +171,12 @@ def _export_chunks(s, rows: list[int], dtype: type) -> dict[str, Any] | None:
     if not chunked:
         return None
     slots = np.asarray([i for r in chunked for i in s.chunks.of_row[r]], dtype=np.intp)
-    return {"ids": [s.ids[r] for r in chunked for _ in s.chunks.of_row[r]],
-            "data": _b64(s.chunks.vectors[slots].astype(dtype))}
+    out = {"ids": [s.ids[r] for r in chunked for _ in s.chunks.of_row[r]],
+           "data": _b64(s.chunks.vectors[slots].astype(dtype))}
+    kinds = s.chunks.kind[slots]
+    if kinds.any():  # one digit a chunk: 0 a window, 1/2 an event sentence (core.columns)
+        out["kinds"] = "".join(map(str, kinds.tolist()))
+    return out
 
 
 def export_jsonl(palace) -> str:
@@ -529,7 +534,8 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
         for drawer, vec in zip(vectors["ids"], vectors["matrix"], strict=True):
             row = palace.drawers.row_of[drawer]
             if drawer in chunk_vectors:
-                palace.drawers.set_chunks(row, chunk_vectors[drawer], mean=vec)
+                matrix, kinds = chunk_vectors[drawer]
+                palace.drawers.set_chunks(row, matrix, mean=vec, kinds=kinds)
             else:
                 palace.drawers.set_vector(row, vec)
     # Sections of later issues, read once drawers, entities and edges exist (they refer to
@@ -694,11 +700,14 @@ def _read_matrix(v: dict[str, Any], rows: int, dim: int, dtype: str, where: str
 
 
 def _read_chunks(value: Any, vectors: dict[str, Any] | None, renamed: dict[str, str],
-                 where: str) -> dict[str, np.ndarray]:
-    """Return drawer id -> its chunk matrix (rows in chunk order) from ``chunk_vectors``.
+                 where: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Return drawer id -> (its chunk matrix, rows in chunk order; their kinds) from
+    ``chunk_vectors``.
 
     The chunks use the dtype and dim of ``vectors``; every id must be a drawer that has a
-    vector there, and a drawer's chunks must be consecutive. Cost: O(chunks · dim).
+    vector there, and a drawer's chunks must be consecutive. ``kinds`` (optional; files
+    before event sentences hold windows only) is one digit a chunk, 0, 1 or 2.
+    Cost: O(chunks · dim).
     """
     if value is None:
         return {}
@@ -713,12 +722,17 @@ def _read_chunks(value: Any, vectors: dict[str, Any] | None, renamed: dict[str, 
     if len(runs) != len(set(runs)):
         raise ImportRejected(f"{where}.ids must list the chunks of a drawer consecutively")
     matrix = _read_matrix(v, len(names), vectors["dim"], vectors["dtype"], where)
-    out: dict[str, np.ndarray] = {}
+    kinds_text = v.get("kinds", "0" * len(names))
+    if not (isinstance(kinds_text, str) and len(kinds_text) == len(names)
+            and set(kinds_text) <= {"0", "1", "2"}):
+        raise ImportRejected(f"{where}.kinds must be one digit 0, 1 or 2 a chunk")
+    kinds = np.frombuffer(kinds_text.encode("ascii"), dtype=np.uint8) - ord("0")
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     start = 0
     for name in runs:
         end = start
         while end < len(names) and names[end] == name:
             end += 1
-        out[name] = matrix[start:end]
+        out[name] = (matrix[start:end], kinds[start:end])
         start = end
     return out

@@ -238,6 +238,7 @@ def _drawers(s: DrawerStore, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     arrays["c.vectors"] = c.vectors[:m]
     arrays["c.drawer_row"] = c.drawer_row[:m].astype(np.int64)
     arrays["c.alive"] = c.alive[:m]
+    arrays["c.kind"] = c.kind[:m]
     arrays["c.free"] = np.asarray(c.free, dtype=np.int64)
     rows = list(c.of_row)
     arrays["c.of_row.rows"] = np.asarray(rows, dtype=np.int64)
@@ -403,6 +404,9 @@ def _read_drawers(meta: dict[str, Any], a: dict[str, np.ndarray], made: DrawerSt
     c.vectors = _view(a["c.vectors"], np.float32)
     c.drawer_row = _view(a["c.drawer_row"], np.intp)
     c.alive = _view(a["c.alive"], bool)
+    # Snapshots written before event sentences hold windows only.
+    c.kind = (_view(a["c.kind"], np.uint8) if "c.kind" in a
+              else np.zeros(c.size, dtype=np.uint8))
     c.free = a["c.free"].tolist()
     slots = a["c.of_row.slots"].tolist()
     at = 0

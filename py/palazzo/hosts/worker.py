@@ -14,6 +14,7 @@ from typing import Any
 from palazzo.hosts.bridge import Bridge
 from palazzo.hosts.demo import DEMO_NAME
 from palazzo.hosts.embedding import IndexingRate
+from palazzo.retrieval.events import clauses
 
 # How fast background embedding goes, for the status line (one worker, one palace at a time).
 RATE = IndexingRate()
@@ -294,13 +295,16 @@ def unembedded(bridge: Bridge) -> int:
 
 def query_plan(bridge: Bridge, texts: Any) -> list[Any]:
     """Return the batches (as :func:`embed_plan`) for ``texts`` (a list, or JSON text of
-    one): the query of a search about to run, so it ranks by meaning too. Empty when they
-    are known already or the embedder is not the remote one."""
+    one): the query of a search about to run and the event clauses it names
+    (:func:`palazzo.retrieval.events.clauses`), so it ranks by meaning too and finds the
+    event it speaks of. Empty when they are known already or the embedder is not the remote
+    one."""
     remote = _remote(bridge)
     texts = json.loads(texts) if isinstance(texts, str) else _py(texts)
     if remote is None or not texts:
         return []
-    return _planned(remote, [t for t in texts if isinstance(t, str) and t.strip()])
+    texts = [t for t in texts if isinstance(t, str) and t.strip()]
+    return _planned(remote, texts + [c for t in texts for c in clauses(t)])
 
 
 def embed_supply(bridge: Bridge, plan: int, index: int, vectors: Any) -> None:

@@ -409,6 +409,11 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return [(s + len(text[s:e]) - len(text[s:e].lstrip()), e) for s, e in out]
 
 
+# What other modules read text with (memory.events finds dated sentences with them).
+DATE = _DATE  # a calendar date ("2026-03-14", "March 14th", "14 March 2026")
+RELATIVE_WORDS = _RELATIVE  # the people a speaker names by relation ("friend", "sister", ...)
+sentence_spans = _sentences
+
 # -- entities --------------------------------------------------------------------------------
 
 

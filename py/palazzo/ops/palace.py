@@ -31,6 +31,7 @@ from palazzo.ops.registry import (
     obj,
 )
 from palazzo.palace import Palace
+from palazzo.retrieval import events as event_list
 from palazzo.retrieval import recency
 from palazzo.retrieval.search import MAX_QUERY, search, vector_scores
 
@@ -225,7 +226,9 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
            "Hybrid search (vectors + BM25, fused by RRF) with optional wing/room filter; "
            "pheromone > 0 adds the learned-from-use term (off by default); a query about "
            "the present (now, currently, these days...) prefers the newer of the drawers it "
-           "found, weighed by recency (default 1, 0 turns it off). rerank (hybrid, off by "
+           "found, weighed by recency (default 1, 0 turns it off); a query that names an "
+           "event (... when the road exam happened?) matches it against the drawers' dated "
+           "sentences, weighed by events (default 1, 0 turns it off). rerank (hybrid, off by "
            "default) re-orders the best candidates: recency (relevance x 0.5^(age / "
            "half_life_days), age from the newest drawer), mmr (diversity: near-duplicates "
            "drop; mmr_lambda weighs relevance against novelty) or composite (0.5 relevance, "
@@ -239,6 +242,7 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
                  "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]},
                  "pheromone": {"type": "number", "minimum": 0, "maximum": 10},
                  "recency": {"type": "number", "minimum": 0, "maximum": 10},
+                 "events": {"type": "number", "minimum": 0, "maximum": 5},
                  "rerank": {"enum": ["recency", "mmr", "composite"]},
                  "half_life_days": {"type": "number", "minimum": 0.01, "maximum": 36500},
                  "mmr_lambda": {"type": "number", "minimum": 0, "maximum": 1},
@@ -257,6 +261,7 @@ def _search(palace: Palace, args: dict[str, Any]) -> Result:
                   room=args.get("room"), mode=mode,
                   pheromone=args.get("pheromone", 0.0),
                   recency=args.get("recency", recency.WEIGHT),
+                  events=args.get("events", event_list.WEIGHT),
                   rerank=args.get("rerank"), within=within,
                   **{k: args[k] for k in ("half_life_days", "mmr_lambda") if k in args})
     if enrich:

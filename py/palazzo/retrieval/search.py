@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from palazzo.errors import ValidationError, VectorsPending
+from palazzo.retrieval import events as event_list
 from palazzo.retrieval import fusion
 from palazzo.retrieval import recency as time_prior
 from palazzo.retrieval import rerank as reranker
@@ -59,6 +60,7 @@ class Hit:
     pheromone: float | None = None
     recency: float | None = None
     rerank: float | None = None
+    event: float | None = None
 
     def to_dict(self, snippet: int | None = None) -> dict[str, Any]:
         text = self.content if snippet is None else self.content[:snippet]
@@ -76,6 +78,7 @@ class Hit:
                 "pheromone": self.pheromone,
                 "recency": self.recency,
                 "rerank": self.rerank,
+                "event": self.event,
             },
         }
 
@@ -136,6 +139,7 @@ def search(
     rrf_k: int = RRF_K,
     vector_weight: float = 1.0,
     recency: float = time_prior.WEIGHT,
+    events: float = event_list.WEIGHT,
     rerank: str | None = None,
     half_life_days: float = reranker.HALF_LIFE_DAYS,
     mmr_lambda: float = reranker.MMR_LAMBDA,
@@ -154,6 +158,9 @@ def search(
     exist for the benchmarks that choose them; the defaults are what the numbers chose.
     ``recency`` weighs the time prior a hybrid query about the present gets (see
     :mod:`palazzo.retrieval.recency`; 0 turns it off); each hit then reports its term.
+    ``events`` weighs the event list a hybrid query naming an event ("… when the road exam
+    happened?") adds: its clause against the drawers' event sentences (see
+    :mod:`palazzo.retrieval.events`; 0 turns it off); each hit then reports its term.
     ``rerank`` ("recency", "mmr", "composite"; hybrid only) re-orders the best
     ``max(3·limit, 30)`` fused candidates (see the module docstring): ``half_life_days`` is
     the recency decay's half-life (recency, composite), ``mmr_lambda`` MMR's weight of
@@ -172,6 +179,9 @@ def search(
     recency = float(recency)
     if not 0.0 <= recency <= time_prior.MAX_WEIGHT:
         raise ValidationError(f"recency must be between 0 and {time_prior.MAX_WEIGHT:g}")
+    events = float(events)
+    if not 0.0 <= events <= event_list.MAX_WEIGHT:
+        raise ValidationError(f"events must be between 0 and {event_list.MAX_WEIGHT:g}")
     if pheromone and mode != "hybrid":
         raise ValidationError("the pheromone term works with mode hybrid only")
     half_life_days, mmr_lambda = _check_rerank(rerank, mode, half_life_days, mmr_lambda)
@@ -196,6 +206,7 @@ def search(
     fused = None
     boost = None
     recent = None
+    evented = None
     if mode == "vector":
         order = vec_ranked[:limit]
     elif mode == "bm25" or vec is None:
@@ -213,6 +224,10 @@ def search(
             recent = time_prior.term(store.columns["created_at"][: store.size], fused,
                                      recency, mask, k=rrf_k)
             fused = fused + recent
+        if events and vec is not None:
+            evented = event_list.term(palace, query, mask, events, k=rrf_k)
+            if evented is not None:
+                fused = fused + evented
         order = fusion.rank(fused, mask, limit)
     reranked = None
     if rerank is not None:
@@ -240,6 +255,7 @@ def search(
             pheromone=None if boost is None else float(boost[r]),
             recency=None if recent is None else float(recent[r]),
             rerank=None if reranked is None else float(reranked[r]),
+            event=None if evented is None else float(evented[r]),
         ))
     return hits
 

@@ -149,6 +149,27 @@ def test_chunk_vectors_round_trip_exactly():
     assert call(target, "search", query) == call(p, "search", query)
 
 
+def test_event_sentences_keep_their_kind_through_a_file():
+    p = sample()
+    p.add_drawer("life", "notes", "Today I passed my driving test. My friend Sam moved to "
+                 "Porto last week. Nothing else happened.")
+    p.add_drawer("life", "notes", LONG + " Yesterday we planted the pear tree.")
+    doc = export_palace(p, exported_at=1.0)
+    kinds = doc["palace"]["chunk_vectors"]["kinds"]
+    assert len(kinds) == len(doc["palace"]["chunk_vectors"]["ids"]) and "1" in kinds
+    assert "2" in kinds and kinds.count("1") + kinds.count("2") == 3
+    target = fresh()
+    call(target, "import", {"document": copy.deepcopy(doc), "reindex": False, "take_name": True})
+    assert export_palace(target, exported_at=1.0) == doc
+    query = {"query": "What did I do when the driving test happened?", "enrich": 1}
+    assert call(target, "search", query) == call(p, "search", query)
+    # A file without kinds (written before event sentences) reads every chunk as a window.
+    del doc["palace"]["chunk_vectors"]["kinds"]
+    old = fresh()
+    call(old, "import", {"document": doc, "reindex": False, "take_name": True})
+    assert not old.drawers.chunks.kind.any() and not old.drawers.chunks.has_events()
+
+
 def test_chunk_vectors_of_another_embedder_are_reembedded_on_import():
     doc = export_palace(chunked())
     other = Palace(embedder=HashEmbedder(dim=64), clock=clock)
@@ -174,6 +195,9 @@ BAD_CHUNKS = [
     (lambda b: b["chunk_vectors"]["ids"].append(b["chunk_vectors"]["ids"][0]),
      "consecutively"),
     (lambda b: b.update(vectors=None), "needs palace.vectors"),
+    (lambda b: b["chunk_vectors"].update(kinds="3" * len(b["chunk_vectors"]["ids"])),
+     "kinds must be one digit"),
+    (lambda b: b["chunk_vectors"].update(kinds="0"), "kinds must be one digit"),
     (lambda b: b["settings"].update(chunk_size=5), "chunk_size is out of range"),
 ]
 

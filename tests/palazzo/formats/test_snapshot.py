@@ -29,6 +29,7 @@ def rich_palace() -> Palace:
     palace = make()
     demo.build(bind(palace))
     long_text = " ".join(f"Sentence {i} about the orchard and its pears." for i in range(40))
+    long_text += " Yesterday we picked the last pears. My aunt Rosa sold hers last week."
     call(palace, "add_drawer", {"wing": "garden", "room": "orchard", "content": long_text})
     ids = [d["id"] for d in call(palace, "list_drawers", {"limit": 1000})["drawers"]]
     call(palace, "delete_drawer", {"drawer_id": ids[3]})
@@ -54,6 +55,8 @@ def test_a_palace_comes_back_whole():
     s, t = palace.drawers, again.drawers
     assert (t.size, t.free, t.row_of, t.aliases) == (s.size, s.free, s.row_of, s.aliases)
     assert t.chunks.of_row == s.chunks.of_row and len(t.chunks) == len(s.chunks) > 0
+    assert np.array_equal(t.chunks.kind[: t.chunks.size], s.chunks.kind[: s.chunks.size])
+    assert set(s.chunks.kind[: s.chunks.size].tolist()) == {0, 1, 2}  # windows and events
     assert np.array_equal(t.vectors[: t.size], s.vectors[: s.size])
     assert again.edges.out == palace.edges.out and again.edges.index == palace.edges.index
 
@@ -175,3 +178,19 @@ def test_a_text_index_saved_before_stemming_is_rebuilt_stemmed_on_opening():
         fresh.add(int(row), again.drawers.content[row])
     for q in ("pears orchard", "basil sun", "launch friday"):
         assert np.array_equal(again.text_index.scores(q), fresh.scores(q))
+
+
+def test_a_snapshot_written_before_event_sentences_reads_every_chunk_as_a_window():
+    palace = rich_palace()
+    real = snapshot._drawers
+
+    def without_kinds(store, arrays):  # what a snapshot before event sentences held
+        meta = real(store, arrays)
+        arrays.pop("c.kind")
+        return meta
+
+    with mock.patch.object(snapshot, "_drawers", without_kinds):
+        data = snapshot.write_snapshot(palace)
+    again = snapshot.read_snapshot(data, make)
+    assert len(again.drawers.chunks) == len(palace.drawers.chunks)
+    assert not again.drawers.chunks.kind.any() and not again.drawers.chunks.has_events()

@@ -73,6 +73,13 @@ def test_weak_hits_are_cut_and_word_matches_stay():
     assert worth_showing([]) == []
 
 
+def test_hits_the_event_list_found_stay():
+    best, event, weak = hit(0.70, 5.0, "a"), hit(0.20, 0.3, "e"), hit(0.20, 0.3, "w")
+    event["scores"]["event"] = 0.016
+    weak["scores"]["event"] = 0.0
+    assert [h["drawer_id"] for h in worth_showing([best, event, weak])] == ["a", "e"]
+
+
 def test_when_says_how_long_ago_then_the_date():
     assert when(NOW - 5, NOW) == "just now"
     assert when(NOW - 60, NOW) == "1 minute ago"

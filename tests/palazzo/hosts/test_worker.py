@@ -69,6 +69,15 @@ def test_a_query_plan_asks_only_for_texts_not_known(engine):
     assert worker.query_plan(bridge, ["the palace"]) == []
 
 
+def test_a_query_plan_asks_for_the_event_clauses_of_a_question_too(engine):
+    bridge, model = engine
+    query = "Which company employed me when the road exam happened?"
+    plan = worker.query_plan(bridge, [query])
+    assert plan and sum(batch[1] for batch in plan[1]) == 2  # the question and its clause
+    work(bridge, model, plan)
+    assert worker.query_plan(bridge, [query, "the road exam"]) == []
+
+
 def test_nothing_is_counted_without_the_remote_embedder():
     bridge = worker.start_engine("memory")
     assert worker.unembedded(bridge) == 0 and worker.embed_plan(bridge) == []

@@ -76,10 +76,10 @@ def test_search_filters_and_scores(palace):
     assert res[0]["wing"] == "people"
     assert set(res[0]["scores"]) == {"vector", "bm25", "vector_rank", "bm25_rank",
                                       "pheromone", "recency", "rerank", "semantic",
-                                      "structural"}
+                                      "structural", "event"}
     plain = call(palace, "search", {"query": "hybrid search RRF", "limit": 5, "enrich": 1})
     assert set(plain["results"][0]["scores"]) == {"vector", "bm25", "vector_rank", "bm25_rank",
-                                                  "pheromone", "recency", "rerank"}
+                                                  "pheromone", "recency", "rerank", "event"}
     only = call(palace, "search", {"query": "search", "wing": "projects"})["results"]
     assert {r["wing"] for r in only} == {"projects"}
     room = call(palace, "search", {"query": "pheromone", "wing": "projects", "room": "ui"})

@@ -30,7 +30,10 @@ def worth_showing(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     search fuses the vector list, which ranks *every* drawer, so without a cut any query lists
     the whole palace; and one shared common word ("something") is a weak reason next to a
     hit sharing the query's rare words. With no vectors yet (BM25 alone) only the word rule
-    applies. It is a rule of presentation, so it lives here: the ``search`` operation keeps
+    applies. A hit also stays when the event list found it (``scores.event`` > 0: one of its
+    dated sentences is the event the question names, at cosine ≥ 0.4): such a drawer is
+    often far from the question's words and from its vector as a whole, which is why that
+    list exists. It is a rule of presentation, so it lives here: the ``search`` operation keeps
     returning ranked lists for agents and benchmarks, which measure ranks, not cuts.
     Cost: O(hits).
 
@@ -64,7 +67,8 @@ def worth_showing(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
         words = bm25 > 0.0 and bm25 >= MIN_WORD_SHARE * top_words
         close = (cos is not None and best is not None and cos >= MIN_COSINE
                  and cos >= best - COSINE_GAP)
-        if words or close:
+        event = (h["scores"].get("event") or 0.0) > 0.0
+        if words or close or event:
             kept.append(h)
     return kept
 

@@ -1,0 +1,103 @@
+"""The event list of hybrid search: a question's event clause against the event sentences."""
+
+import numpy as np
+import pytest
+
+from palazzo import call
+from palazzo.core.columns import EVENT_OTHER, EVENT_OWN, WINDOW
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.errors import ValidationError
+from palazzo.palace import Palace
+from palazzo.retrieval import events
+from palazzo.retrieval.search import search
+
+
+@pytest.mark.parametrize(("query", "found"), [
+    ("Which company employed me when the road exam happened?", ["the road exam"]),
+    ("Where was I based at the time of the family celebration?", ["the family celebration"]),
+    ("When did I throw the party for my parents?", ["I throw the party for my parents"]),
+    ("Did I adopt Pickles before or after I joined Greenleaf Foods?",
+     ["I joined Greenleaf Foods", "I adopt Pickles"]),
+    ("What did I do after the concert took place?", ["the concert"]),
+    ("What's my parrot called?", []),
+    ("Which cuisine do I like best?", []),
+])
+def test_the_event_clauses_of_a_question(query, found):
+    assert events.clauses(query) == found
+
+
+FILLER = ["The weather was grey and the bus was late again.",
+          "I keep meaning to sort out the spare room shelves.",
+          "Work has been busy with the quarterly planning meetings.",
+          "The new coffee place near the station is decent.",
+          "I read two chapters of a novel about lighthouses."]
+
+
+def long_text(i: int, extra: str = "") -> str:
+    body = " ".join(FILLER[(i + j) % len(FILLER)] for j in range(12))
+    return f"{body} Session {i} notes. {extra}".strip()
+
+
+@pytest.fixture
+def palace():
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 1.0, similar_threshold=None)
+    for i in range(20):
+        p.add_drawer("w", "r", long_text(i))
+    p.add_drawer("w", "r", long_text(20, "Today I passed my driving test at last."))
+    p.add_drawer("w", "r", long_text(21, "My friend Sam passed his driving test last week."))
+    return p
+
+
+def test_event_sentences_are_embedded_apart_from_the_windows(palace):
+    chunks = palace.drawers.chunks
+    own, other = (palace.drawers.row_of[palace.drawers.ids[r]] for r in (20, 21))
+    assert [chunks.kind[s] for s in chunks.of_row[own]][-1] == EVENT_OWN
+    assert [chunks.kind[s] for s in chunks.of_row[other]][-1] == EVENT_OTHER
+    assert all(chunks.kind[s] == WINDOW for s in chunks.of_row[0])
+    # The drawer's own vector is the mean of its windows: the event sentence adds nothing.
+    slots = [s for s in chunks.of_row[own] if chunks.kind[s] == WINDOW]
+    mean = chunks.vectors[slots].sum(axis=0)
+    assert np.allclose(palace.drawers.vectors[own], mean / np.linalg.norm(mean), atol=1e-6)
+
+
+def test_a_question_naming_an_event_gets_the_event_list(palace):
+    query = "Which company employed me when the driving test happened?"
+    hits = {h.drawer_id: h for h in search(palace, query, limit=22)}
+    own, other = palace.drawers.ids[20], palace.drawers.ids[21]
+    # First person: someone else's event counts OTHER_PENALTY less (here below MIN_COSINE).
+    assert hits[own].event > 0 and hits[other].event == 0.0
+    third = {h.drawer_id: h for h in search(palace, "What did Sam do when the driving test "
+                                            "happened?", limit=22)}
+    assert third[own].event > 0 and third[other].event > 0
+    assert hits[palace.drawers.ids[0]].event == 0.0
+    plain = {h.drawer_id: h for h in search(palace, query, limit=22, events=0)}
+    assert plain[own].event is None
+    assert hits[own].score == pytest.approx(plain[own].score + hits[own].event)
+
+
+def test_a_question_without_an_event_clause_is_searched_as_before(palace):
+    query = "driving test"
+    with_list = search(palace, query, limit=5)
+    without = search(palace, query, limit=5, events=0)
+    assert [h.drawer_id for h in with_list] == [h.drawer_id for h in without]
+    assert all(h.event is None for h in with_list)
+
+
+def test_the_event_term_is_reported_and_validated_by_the_operation(palace):
+    query = {"query": "What did I do when the driving test happened?", "enrich": 1}
+    top = call(palace, "search", query)["results"]
+    assert top[0]["drawer_id"] == palace.drawers.ids[20] and top[0]["scores"]["event"] > 0
+    with pytest.raises(ValidationError):
+        call(palace, "search", {**query, "events": 6})
+
+
+def test_windows_alone_decide_an_ordinary_vector_search(palace):
+    n = palace.drawers.size
+    q = palace.embedder.embed(["passed my driving test"])[0]
+    windows = palace.drawers.chunks.best(q, n)
+    sentences = palace.drawers.chunks.best_event(q, n)
+    assert sentences[20] > windows[20]  # the short sentence is nearer than its window
+    assert np.isneginf(sentences[0])  # no event sentence
+    penalised = palace.drawers.chunks.best_event(q, n, other_penalty=0.5)
+    assert penalised[21] == pytest.approx(sentences[21] - 0.5, abs=1e-6)
+    assert penalised[20] == pytest.approx(sentences[20], abs=1e-6)
