@@ -52,8 +52,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      help="hybrid: the vector list's RRF weight (BM25's is 1)")
     lme.add_argument("--recency", default="1", help="hybrid: the time prior's weight for "
                      "queries about the present (0 off); several comma-separated run one each")
-    lme.add_argument("--events", default="1", help="hybrid: the event list's weight for "
-                     "questions that name an event (0 off; search's default 1); several "
+    lme.add_argument("--events", default="2", help="hybrid: the event list's weight for "
+                     "questions that name an event (0 off; search's default 2); several "
                      "comma-separated run one each")
     for flag, what in (("--event-depth", "drawers a clause's event list ranks"),
                        ("--event-min-cosine", "the cosine an event sentence must reach"),

@@ -176,6 +176,6 @@ def table(runs: list[dict[str, Any]]) -> str:
             cells = " | ".join(f"{m[k]:.3f}" for k in TABLE_METRICS)
             label = r["mode"] + "".join(f" {k}={v}" for k, v in r.get("fusion", {}).items()
                                         if (k, v) not in (("rrf_k", 60), ("vector_weight", 1.0),
-                                                               ("recency", 1.0), ("events", 1.0)))
+                                                               ("recency", 1.0), ("events", 2.0)))
             lines.append(f"| {label} {name} | {m['questions']} | {cells} |")
     return "\n".join(lines)

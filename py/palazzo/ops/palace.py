@@ -228,7 +228,7 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
            "the present (now, currently, these days...) prefers the newer of the drawers it "
            "found, weighed by recency (default 1, 0 turns it off); a query that names an "
            "event (... when the road exam happened?) matches it against the drawers' dated "
-           "sentences, weighed by events (default 1, 0 turns it off). rerank (hybrid, off by "
+           "sentences, weighed by events (default 2, 0 turns it off). rerank (hybrid, off by "
            "default) re-orders the best candidates: recency (relevance x 0.5^(age / "
            "half_life_days), age from the newest drawer), mmr (diversity: near-duplicates "
            "drop; mmr_lambda weighs relevance against novelty) or composite (0.5 relevance, "

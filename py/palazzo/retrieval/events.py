@@ -28,9 +28,9 @@ import numpy as np
 
 from palazzo.errors import VectorsPending
 
-WEIGHT = 1.0  # the event list's RRF weight (BM25's and the vector list's are 1)
+WEIGHT = 2.0  # the event list's RRF weight (BM25's and the vector list's are 1)
 DEPTH = 5  # drawers a clause's list ranks
-MIN_COSINE = 0.4  # an event sentence this far from the clause is not that event
+MIN_COSINE = 0.3  # an event sentence this far from the clause is not that event
 OTHER_PENALTY = 0.2  # taken off someone else's event for a first-person question
 MAX_WEIGHT = 5.0
 
