@@ -188,8 +188,12 @@ class ChunkTable:
 
     def has_events(self) -> bool:
         """Return whether any live chunk is an event sentence. O(chunks)."""
+        return self.event_count() > 0
+
+    def event_count(self) -> int:
+        """Return how many live chunks are event sentences. O(chunks)."""
         m = self.size
-        return bool(np.any(self.alive[:m] & (self.kind[:m] != WINDOW)))
+        return int(np.count_nonzero(self.alive[:m] & (self.kind[:m] != WINDOW)))
 
     def _best(self, q: np.ndarray, size: int, live: np.ndarray) -> np.ndarray:
         best = np.full(size, -np.inf, dtype=np.float32)

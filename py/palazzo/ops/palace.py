@@ -48,7 +48,9 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
         **palace.counts(),
         "embedded": int(store.has_vector[: store.size].sum()),
         # vectors of the windows long drawers are cut into (each also has its own vector)
+        # and of the drawers' dated sentences (memory.events), which are counted apart too
         "chunk_vectors": len(store.chunks),
+        "event_sentences": store.chunks.event_count(),
         "embedder": None if emb is None else {
             "name": emb.name, "dim": emb.dim, "fingerprint": emb.fingerprint,
             # what computes the vectors ("ONNX Runtime, wasm, 1 thread", "NumPy"), if known

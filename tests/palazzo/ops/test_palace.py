@@ -238,6 +238,9 @@ def test_status_counts_the_chunk_vectors_of_long_drawers():
     call(p, "add_drawer", {"wing": "w", "room": "r", "content": long_text})
     status = call(p, "palace_status")
     assert status["embedded"] == 2 and status["chunk_vectors"] == len(p.drawers.chunks) > 2
+    assert status["event_sentences"] == 0
+    p.add_drawer("w", "r", "Yesterday I fixed the bike. Then I read a book about trains.")
+    assert call(p, "palace_status")["event_sentences"] == 1
 
 
 def test_search_keeps_to_one_community():
