@@ -80,6 +80,15 @@ def test_hits_the_event_list_found_stay():
     assert [h["drawer_id"] for h in worth_showing([best, event, weak])] == ["a", "e"]
 
 
+def test_drawers_the_graph_brought_in_as_evidence_stay():
+    best, fact, far = hit(0.70, 5.0, "a"), hit(None, None, "f"), hit(None, None, "n")
+    fact.update(via="lisbon")
+    fact["scores"]["structural"] = 1.0  # holds the fact the question asks for
+    far.update(via="porto")
+    far["scores"]["structural"] = 0.5  # an entity one hop from the question's
+    assert [h["drawer_id"] for h in worth_showing([best, fact, far])] == ["a", "f"]
+
+
 def test_when_says_how_long_ago_then_the_date():
     assert when(NOW - 5, NOW) == "just now"
     assert when(NOW - 60, NOW) == "1 minute ago"

@@ -31,10 +31,13 @@ def worth_showing(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the whole palace; and one shared common word ("something") is a weak reason next to a
     hit sharing the query's rare words. With no vectors yet (BM25 alone) only the word rule
     applies. A hit also stays when the event list found it (``scores.event`` > 0: one of its
-    dated sentences is the event the question names, at cosine ≥ 0.4): such a drawer is
-    often far from the question's words and from its vector as a whole, which is why that
-    list exists. It is a rule of presentation, so it lives here: the ``search`` operation keeps
-    returning ranked lists for agents and benchmarks, which measure ranks, not cuts.
+    dated sentences is the event the question names), or when the knowledge graph alone
+    brought it in (``via``) as evidence: it holds the fact the question asks for, or names
+    the entity the question names (``scores.structural`` 1). Such a drawer is often far from
+    the question's words and from its vector as a whole, which is why those lists exist; a
+    drawer the graph reached only at one or two hops stays cut. It is a rule of
+    presentation, so it lives here: the ``search`` operation keeps returning ranked lists
+    for agents and benchmarks, which measure ranks, not cuts.
     Cost: O(hits).
 
     How the numbers were chosen (hybrid search, limit 10, one drawer a session, MiniLM,
@@ -68,7 +71,8 @@ def worth_showing(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
         close = (cos is not None and best is not None and cos >= MIN_COSINE
                  and cos >= best - COSINE_GAP)
         event = (h["scores"].get("event") or 0.0) > 0.0
-        if words or close or event:
+        evidence = bool(h.get("via")) and (h["scores"].get("structural") or 0.0) >= 1.0
+        if words or close or event or evidence:
             kept.append(h)
     return kept
 
