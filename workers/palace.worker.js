@@ -449,6 +449,10 @@ async function boot() {
     const attached = attachEmbedder();
     await pyodide.loadPackage(build.deferred_packages, quiet);
     markPackages();
+    // Views that needed them (the search filter's communities) show them now.
+    await serial(async () => {
+      try { host.packages_loaded(bridge); } catch (err) { console.error(`after packages: ${err}`); }
+    });
     await attached;
     await embedMissing();
     stage("deferred", "done");

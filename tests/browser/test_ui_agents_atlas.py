@@ -94,6 +94,23 @@ def test_the_map_is_coloured_by_community_and_lists_them(page):
     page.wait_for_function(f"() => ({ROOMS_JS})({TITLE!r}).bar === true")
 
 
+def test_the_search_filter_offers_communities_after_boot_without_a_change(browser, site_url):
+    """The first refresh comes before NetworkX has loaded; the worker tells the views when
+    the deferred packages are in, so the demo palace's filter lists its communities then,
+    with no change to the palace."""
+    context, guard = new_guarded_context(browser)
+    pg = context.new_page()
+    pg.set_default_timeout(BOOT_TIMEOUT_MS)
+    pg.goto(site_url + "?embedder=hash")
+    pg.evaluate("window.palazzo.deferred")
+    tab(pg, "Search")
+    options = pg.locator(".pz-search-community select option")
+    expect(options.nth(1)).to_be_attached(timeout=60_000)
+    assert options.first.inner_text() == "(all)"
+    context.close()
+    assert guard.outside == [] and guard.failed == []
+
+
 def test_search_keeps_to_the_chosen_community(page):
     tab(page, "Search")
     found = call(page, "communities", {"limit": 1000})

@@ -33,7 +33,7 @@ class Hooks:
 
     The worker sets the services of the browser (embedder, persist, library_call,
     indexing, prepare_texts), the Panel interface how the worker reaches the views
-    (refresh_ui, refresh_status, lock_free).
+    (refresh_ui, refresh_status, packages_ready, lock_free).
     """
 
     # The embedder palaces opened from now on get (MiniLM, once the page sent its weights).
@@ -46,6 +46,8 @@ class Hooks:
     refresh_ui: Callable[[], None] | None = None
     # Redraw the status line (background embedding progress).
     refresh_status: Callable[[], None] | None = None
+    # The deferred packages (NetworkX, SciPy) have loaded: what needed them can be shown.
+    packages_ready: Callable[[], None] | None = None
     # The writer of the read-only palace of this name has gone: offer to take over.
     lock_free: Callable[[str], None] | None = None
     # Background embedding's rate and time left in words ("12.5 drawers/s, about 4 min

@@ -358,6 +358,15 @@ def _refresh_status(bridge: Bridge) -> None:
         hook()
 
 
+def packages_loaded(bridge: Bridge) -> None:
+    """Tell the interface the deferred packages have loaded (the worker calls this once
+    they are in), so views that needed them show what they could not at boot. Returns
+    None."""
+    hook = bridge.hooks.packages_ready
+    if hook is not None:
+        hook()
+
+
 def refresh_after(bridge: Bridge, name: str) -> None:
     """Reload the interface's views when operation ``name`` (run for the page's RPC, not by
     the interface itself) may have changed the palace. Returns None."""

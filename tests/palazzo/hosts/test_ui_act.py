@@ -274,3 +274,18 @@ def test_the_atlas_waits_for_a_conversation_and_shows_the_operation_error():
     assert not v.run_atlas.disabled
     assert v.atlas_run() is None
     assert "no conversation turns to slice" in v.atlas.object  # the operation's sentence
+
+
+def test_the_search_filter_lists_communities_once_the_deferred_packages_are_in(monkeypatch):
+    """In the browser the first refresh comes before NetworkX has loaded: the filter offers
+    only (all) then, and the communities once the worker says the packages are in."""
+    import sys
+
+    from palazzo.hosts import worker
+
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "networkx", None)  # `import networkx` fails: not loaded yet
+        app, p = bakeries()
+        assert list(app.search.community.options) == ["(all)"]
+    worker.packages_loaded(app.ctx.bridge)
+    assert len(app.search.community.options) > 2

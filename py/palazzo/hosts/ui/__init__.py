@@ -111,5 +111,6 @@ def build_app(bridge: Bridge) -> pn.viewable.Viewable:
     app.layout.palazzo_app = app
     bridge.hooks.refresh_ui = app.ctx.changed  # changes made through the page's RPC
     bridge.hooks.refresh_status = app.status.refresh  # background embedding progress
+    bridge.hooks.packages_ready = app.search.packages_ready  # NetworkX: communities
     bridge.hooks.lock_free = app.files.lock_free  # a read-only palace's writer has gone
     return app.layout

@@ -211,6 +211,13 @@ class SearchView:
         self._rooms()
         self._community_options()
 
+    def packages_ready(self) -> None:
+        """Offer the communities again once the deferred packages are in: in the browser the
+        first refresh comes before NetworkX has loaded, so a small palace's filter would
+        offer only (all) until its next change. Returns None. Cost: as the filter's refresh
+        (finding the communities of a palace of at most ``EAGER_DRAWERS`` drawers)."""
+        self._community_options()
+
     def _community_options(self) -> None:
         """Offer the communities as a filter once they are known (see
         :mod:`palazzo.hosts.ui.communities`: a big palace's are found when the map is
