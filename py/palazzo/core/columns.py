@@ -172,7 +172,11 @@ class ChunkTable:
         (-inf for rows without chunks). Cost: one matvec over the chunk matrix plus one
         unbuffered ``np.maximum.at`` over the live windows."""
         m = self.size
-        return self._best(q, size, np.flatnonzero(self.alive[:m] & (self.kind[:m] == WINDOW)))
+        live = np.flatnonzero(self.alive[:m] & (self.kind[:m] == WINDOW))
+        best = np.full(size, -np.inf, dtype=np.float32)
+        sims = self.vectors[:m] @ q
+        np.maximum.at(best, self.drawer_row[live], sims[live].astype(np.float32))
+        return best
 
     def best_event(self, q: np.ndarray, size: int, other_penalty: float = 0.0) -> np.ndarray:
         """Return, per drawer row in [0, size), the best cosine of its event sentences to
@@ -194,12 +198,6 @@ class ChunkTable:
         """Return how many live chunks are event sentences. O(chunks)."""
         m = self.size
         return int(np.count_nonzero(self.alive[:m] & (self.kind[:m] != WINDOW)))
-
-    def _best(self, q: np.ndarray, size: int, live: np.ndarray) -> np.ndarray:
-        best = np.full(size, -np.inf, dtype=np.float32)
-        sims = self.vectors[: self.size] @ q
-        np.maximum.at(best, self.drawer_row[live], sims[live].astype(np.float32))
-        return best
 
 
 class DrawerStore:

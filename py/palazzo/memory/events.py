@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import re
 
+from palazzo.core.columns import EVENT_OTHER as OTHER
+from palazzo.core.columns import EVENT_OWN as OWN
 from palazzo.memory.extraction import DATE, RELATIVE_WORDS, extract, sentence_spans
 
-OWN = 1  # the speaker's event, or one whose subject is not known
-OTHER = 2  # someone else's: the sentence names a person before it speaks of itself
+__all__ = ["OTHER", "OWN", "about_someone_else", "event_sentences"]
 MIN_CHARS = 12  # shorter "sentences" are fragments ("Last week!")
 MAX_CHARS = 300  # longer ones are paragraphs without stops: their window already reads them
 MAX_PER_DRAWER = 16  # bounds the extra embedding a drawer costs

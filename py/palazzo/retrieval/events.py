@@ -27,6 +27,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from palazzo.errors import VectorsPending
+from palazzo.retrieval import fusion
 
 WEIGHT = 2.0  # the event list's RRF weight (BM25's and the vector list's are 1)
 DEPTH = 5  # drawers a clause's list ranks
@@ -76,10 +77,9 @@ def term(palace, query: str, mask: np.ndarray, weight: float = WEIGHT,
     :data:`MIN_COSINE` get ``weight / (k + rank)``. Cost: see the module docstring.
     """
     store = palace.drawers
-    if weight <= 0 or palace.embedder is None or not store.chunks.has_events():
-        return None
-    found = clauses(query)
-    if not found:
+    # The regular expressions first: every hybrid query comes here, few name an event.
+    found = clauses(query) if weight > 0 and palace.embedder is not None else []
+    if not found or not store.chunks.has_events():
         return None
     try:
         vectors = palace.embedder.embed(found)
@@ -92,11 +92,9 @@ def term(palace, query: str, mask: np.ndarray, weight: float = WEIGHT,
         if not q.any():
             continue
         best = store.chunks.best_event(q, n, penalty)
-        best[~(mask & (best >= MIN_COSINE))] = -np.inf
-        order = np.argsort(-best, kind="stable")[:DEPTH]
-        for rank, row in enumerate(order, start=1):
-            if np.isfinite(best[row]):
-                out[row] += weight / (k + rank)
+        for rank, row in enumerate(fusion.top_k(best, DEPTH, mask & (best >= MIN_COSINE)),
+                                   start=1):
+            out[row] += weight / (k + rank)
     return out if out.any() else None
 
 
