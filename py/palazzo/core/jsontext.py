@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from palazzo.errors import ValidationError
+from palazzo.errors import ImportRejected, ValidationError
 
 MAX_DEPTH = 100
 _BYTES_STRING = re.compile(rb'"[^"]*"')  # a JSON string once its escapes are gone
@@ -77,3 +78,17 @@ def loads(text: str | bytes, what: str = "JSON", error: type[ValidationError] | 
         ) from None
     except (RecursionError, ValueError) as err:
         raise error(f"{what} is not readable JSON: {type(err).__name__}") from None
+
+
+def records(value: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(place, record)`` for each item of a palace file's list of records, ``place``
+    naming it in errors (``where[i]``). Raises ImportRejected when ``value`` is not a list or
+    an item is not an object. Why: each section reader validates its records the same way.
+    Cost: O(items)."""
+    if not isinstance(value, list):
+        raise ImportRejected(f"{where} must be a list")
+    for i, rec in enumerate(value):
+        at = f"{where}[{i}]"
+        if not isinstance(rec, dict):
+            raise ImportRejected(f"{at} must be an object")
+        yield at, rec

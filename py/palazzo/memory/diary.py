@@ -15,6 +15,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from palazzo.core.jsontext import records
 from palazzo.core.model import EdgeKind
 from palazzo.errors import ImportRejected, NotFound, ValidationError
 from palazzo.memory import aaak
@@ -165,12 +166,7 @@ class Diaries:
         """Return the diaries read from ``value`` (a list of entry records); every entry must
         name a drawer and an agent of the file. Raises ImportRejected naming the bad place."""
         out = cls(palace)
-        if not isinstance(value, list):
-            raise ImportRejected(f"{where} must be a list")
-        for i, rec in enumerate(value):
-            at = f"{where}[{i}]"
-            if not isinstance(rec, dict):
-                raise ImportRejected(f"{at} must be an object")
+        for at, rec in records(value, where):
             did, aid, topic = rec.get("drawer_id"), rec.get("agent_id"), rec.get("topic")
             if did not in palace.drawers.row_of:
                 raise ImportRejected(f"{at}.drawer_id: no drawer {did!r} in the file")

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from palazzo.core.jsontext import records
 from palazzo.core.model import EdgeKind
 from palazzo.errors import ImportRejected, NotFound, ValidationError
 
@@ -110,12 +111,7 @@ class TunnelProposals:
         must join two rooms of ``rooms`` under its own id, with a known status and a cosine
         in [-1, 1]. Raises ImportRejected naming the bad place. Cost: O(n)."""
         out = cls()
-        if not isinstance(value, list):
-            raise ImportRejected(f"{where} must be a list")
-        for i, rec in enumerate(value):
-            at = f"{where}[{i}]"
-            if not isinstance(rec, dict):
-                raise ImportRejected(f"{at} must be an object")
+        for at, rec in records(value, where):
             src, dst, agent = rec.get("src"), rec.get("dst"), rec.get("agent", "")
             for end, node in (("src", src), ("dst", dst)):
                 if node not in rooms:
