@@ -42,6 +42,9 @@ MODES = ("bm25", "vector", "hybrid")
 # hybrid query is enriched by default), and hybrid without enrichment to show its cost.
 SEARCHES: dict[str, dict[str, Any]] = {**{m: {"mode": m} for m in MODES},
                                        "hybrid_unenriched": {"mode": "hybrid", "enrich": 1}}
+# The queries again as questions that name an event, so the event list's cost (a clause to
+# embed, a matvec over the event sentences: retrieval.events) is timed too.
+EVENT_QUESTION = "What did I note when the {} happened?"
 # A cold open, alone: the imports a command needs, then the palace directory, then nothing.
 OPEN_SCRIPT = """
 import json, sys, time
@@ -130,18 +133,22 @@ def _percentiles(ms: list[float]) -> dict[str, float]:
 def _warm(palace: Path, embedder: Any, queries: list[str],
           limit: int) -> dict[str, Any]:
     """Open ``palace`` in this process and time ``search`` in each of :data:`SEARCHES` over
-    ``queries`` after one warm-up query a mode; return the open seconds, the RSS it added
-    and p50/p95/mean milliseconds a mode."""
+    ``queries``, and the default search over them as :data:`EVENT_QUESTION`s, after one
+    warm-up query a row; return the open seconds, the RSS it added and p50/p95/mean
+    milliseconds a row."""
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
     with PalaceDirectory(palace, lambda **kw: Palace(embedder=embedder, **kw)) as d:
         opened = time.perf_counter() - t0
         out: dict[str, Any] = {"open_s": round(opened, 3)}
-        for mode, how in SEARCHES.items():
-            d.call("search", {"query": queries[0], "limit": limit, **how})
+        events = [EVENT_QUESTION.format(q) for q in queries]
+        runs = [*((mode, how, queries) for mode, how in SEARCHES.items()),
+                ("hybrid_event_questions", {"mode": "hybrid"}, events)]
+        for mode, how, asked in runs:
+            d.call("search", {"query": asked[0], "limit": limit, **how})
             ms = []
             hits = 0
-            for q in queries:
+            for q in asked:
                 t = time.perf_counter()
                 found = d.call("search", {"query": q, "limit": limit, **how})["results"]
                 ms.append((time.perf_counter() - t) * 1000)
