@@ -20,13 +20,22 @@ the derived structures.
   cannot fix from the palace itself (a drawer whose id is not its text's, a fact whose evidence
   drawer is gone) it reports. ``dry_run`` reports without fixing.
 
-Conversation turns and diary entries are left out of ``dedup``: each is a record of what was
-said or written at a time, so two equal ones are two events, not a duplicate.
+Conversation turns and diary entries are left out of ``dedup`` and refused by
+``merge_drawers``: each is a record of what was said or written at a time, so two equal ones
+are two events, not a duplicate (and merging one would take it from its conversation or
+diary). A turn is known by its conversation (``palace.conversations``), an entry by its diary
+(``palace.diaries``), not by the drawer's editable ``source``.
+
+Chunks of one source file (the same ``source_file`` in one wing, the ``#chunk-k`` of an
+indexed file set aside) are never each other's duplicates: a file that repeats a block is
+rebuilt from all of its chunks, and merging one away would lose that piece of the file (which
+the next ``palazzo index`` would add again, for ``dedup`` to propose again).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +43,7 @@ import numpy as np
 
 from palazzo.core.model import PALACE_ID, EdgeKind, closet_id, drawer_id, room_id
 from palazzo.errors import ValidationError
+from palazzo.memory.conversation import WING as TURN_WING
 from palazzo.ops.registry import NAME, Operations, Result, obj
 from palazzo.palace import Palace
 from palazzo.retrieval.bm25 import BM25Index
@@ -47,6 +57,11 @@ BLOCK = 1024  # rows of the similarity matrix computed at once
 MAX_GROUPS = 10_000
 EXAMPLES = 5
 WORD = re.compile(r"\w+")
+# How the folder importer names chunk k of a file in ``source_file`` (``path#chunk-k``; see
+# importers.folder.split_source_file, a layer above this one).
+CHUNK_MARK = "#chunk-"
+TURN = "a conversation turn"
+ENTRY = "a diary entry"
 
 
 @dataclass(slots=True)
@@ -73,14 +88,56 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+def _records(palace: Palace, rows: Iterable[int]) -> dict[int, str]:
+    """Return {row: :data:`TURN` or :data:`ENTRY`}, in the order of ``rows``, for those whose
+    drawer is a conversation turn's (a turn of ``palace.conversations`` names it, by the id
+    it has or had before an edit) or a diary entry's (``palace.diaries``, which follows
+    edits). A turn's drawer lies in the conversations wing, in the room of its conversation,
+    so only those conversations are read. Cost: O(len(rows)) plus O(turns) of the
+    conversations whose room a row of the conversations wing lies in."""
+    store = palace.drawers
+    rows = list(rows)
+    turn_rows: set[int] = set()
+    rooms = {store.room[r] for r in rows if store.wing[r] == TURN_WING}
+    if rooms:  # the conversations section is not read for a merge of notes
+        turns = palace.conversations
+        for name in rooms:
+            for tid in turns.by_conversation.get(name, ()):
+                did = turns.turns[tid].drawer_id
+                r = store.row_of.get(did)
+                if r is None and did in store.aliases:
+                    r = store.row_of.get(store.aliases[did])
+                if r is not None:
+                    turn_rows.add(r)
+    entries = palace.diaries.entries
+    out: dict[int, str] = {}
+    for r in rows:
+        if r in turn_rows:
+            out[r] = TURN
+        elif store.ids[r] in entries:
+            out[r] = ENTRY
+    return out
+
+
 def _candidates(palace: Palace, wing: str | None, room: str | None) -> np.ndarray:
     """Return the rows dedup may merge: live, in the wing/room, not a turn or diary entry."""
     store = palace.drawers
-    mask = store.mask(wing, room)
-    diary = palace.diaries.entries
-    rows = [int(r) for r in np.flatnonzero(mask)
-            if store.source[r] != "conversation" and store.ids[r] not in diary]
+    rows = [int(r) for r in np.flatnonzero(store.mask(wing, room))]
+    records = _records(palace, rows)
+    rows = [r for r in rows if store.source[r] != "conversation" and r not in records]
     return np.asarray(rows, dtype=np.intp)
+
+
+def _source_of(palace: Palace, r: int) -> tuple[str, str] | None:
+    """Return the file drawer ``r`` was cut from, as (wing, path), or None when it names no
+    source file. Chunk k of an indexed file records ``path#chunk-k``; the wing is part of
+    the file because an indexed path is relative to the folder of its wing."""
+    store = palace.drawers
+    path = store.source_file[r]
+    if not path:
+        return None
+    base, mark, k = path.rpartition(CHUNK_MARK)
+    return store.wing[r], (base if mark and k.isdigit() and base else path)
 
 
 def near_duplicates(palace: Palace, threshold: float = THRESHOLD,
@@ -93,13 +150,22 @@ def near_duplicates(palace: Palace, threshold: float = THRESHOLD,
     cosine ≥ ``threshold`` whose word pairs overlap ≥ ``text_threshold`` (both must hold: two
     short notes can share a vector direction and say different things). Pairs are joined
     into groups (union-find); a group's keeper is its oldest drawer (then the most important,
-    then the smallest id), the first to have said it. Cost: one blocked matrix product over
-    the candidates' whole-drawer vectors, O(n²·dim) flops in :data:`BLOCK`-row slices
-    (``palazzo bench upkeep``, docs/benchmarks.md), plus a word-pair set per compared drawer.
+    then the smallest id), the first to have said it. A group never holds two drawers of one
+    source file (:func:`_source_of`): a pair that would join two groups holding drawers of
+    the same file is left out, pairs taken in the order above (so of a file's repeated
+    block, each copy may still group with another file's copy). Cost: one blocked matrix
+    product over the candidates' whole-drawer vectors, O(n²·dim) flops in :data:`BLOCK`-row
+    slices (``palazzo bench upkeep``, docs/benchmarks.md), plus a word-pair set per compared
+    drawer.
     """
     store = palace.drawers
     rows = _candidates(palace, wing, room)
     parent = {int(r): int(r) for r in rows}
+    files: dict[int, set[tuple[str, str]]] = {}  # group root -> the source files of its rows
+    for r in parent:
+        source = _source_of(palace, r)
+        if source is not None:
+            files[r] = {source}
 
     def find(r: int) -> int:
         while parent[r] != r:
@@ -107,18 +173,34 @@ def near_duplicates(palace: Palace, threshold: float = THRESHOLD,
             r = parent[r]
         return r
 
-    def union(a: int, b: int) -> None:
+    def union(a: int, b: int) -> bool:
+        """Join the groups of ``a`` and ``b`` unless both hold a drawer of one file; return
+        whether they are (now) one group."""
         ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+        if ra == rb:
+            return True
+        fa, fb = files.get(ra), files.get(rb)
+        if fa and fb and not fa.isdisjoint(fb):
+            return False
+        root, child = min(ra, rb), max(ra, rb)
+        parent[child] = root
+        if fb is not None and (fa is None or len(fb) > len(fa)):
+            fa, fb = fb, fa  # fold the smaller set into the larger
+        files.pop(child, None)
+        if fa is not None:
+            if fb:
+                fa |= fb
+            files[root] = fa
+        return True
 
-    seen: dict[str, int] = {}
+    # equal texts: each row joins the first group of its text that takes it (a file's
+    # repeated block starts a second group of that text, which other files' copies can join)
+    seen: dict[str, list[int]] = {}
     for r in rows:
         key = " ".join(store.content[r].casefold().split())
-        if key in seen:
-            union(seen[key], int(r))
-        else:
-            seen[key] = int(r)
+        firsts = seen.setdefault(key, [])
+        if not any(union(q, int(r)) for q in firsts):
+            firsts.append(int(r))
     words: dict[int, frozenset[str]] = {}
 
     def words_of(r: int) -> frozenset[str]:
@@ -203,15 +285,26 @@ def _dedup(palace: Palace, args: dict[str, Any]) -> Result:
            mutates=True, atomic=True)
 def _merge_drawers(palace: Palace, args: dict[str, Any]) -> Result:
     store = palace.drawers
+    if not args["drawers"]:  # the schema says so too; a caller that skips it is refused here
+        raise ValidationError("merge_drawers needs at least one drawer to merge into the "
+                              "keeper (drawers is empty)", field="drawers")
     keeper_row = palace.row(args["keeper"])
     keeper = store.ids[keeper_row]
     rows = []
-    for did in args["drawers"]:
+    named = {keeper_row: ("keeper", args["keeper"])}
+    for i, did in enumerate(args["drawers"]):
         r = palace.row(did)  # NotFound before anything changes
         if r == keeper_row:
             raise ValidationError(f"{did} is the keeper itself")
-        if r not in rows:
+        if r not in named:
             rows.append(r)
+            named[r] = (f"drawers[{i}]", did)
+    refused = _records(palace, named)
+    if refused:
+        r, kind = next(iter(refused.items()))
+        field, did = named[r]
+        raise ValidationError(f"{field} {did} is {kind}, a record of what was said or written "
+                              "at a time; it is never merged", field=field)
     cols = store.columns
     for name in ("importance", "exploitation", "exploration"):
         cols[name][keeper_row] = max(float(cols[name][keeper_row]),
