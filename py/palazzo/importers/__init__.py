@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from palazzo.core.model import MAX_CONTENT, Progress, clean_name, drawer_id
 from palazzo.core.schema import validate
 from palazzo.errors import ImportInterrupted, ImportRejected, PalazzoError
+from palazzo.importers._files import open_regular
 from palazzo.memory.conversation import (
     DEFAULT_PHASE,
     DEFAULT_SALIENCE,
@@ -364,9 +365,10 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def is_sqlite(path: Path) -> bool:
-    """Whether ``path`` is a file that starts with the SQLite header."""
+    """Whether ``path`` is a regular file that starts with the SQLite header (a FIFO or a
+    device is never opened). Cost: a stat and a read of 16 bytes."""
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             return f.read(16) == SQLITE_MAGIC
     except OSError:
         return False

@@ -36,6 +36,7 @@ adds nothing, even after a conversation was renamed.
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 import zipfile
 import zlib
@@ -56,6 +57,8 @@ from palazzo.importers import (
     rows,
     table_columns,
 )
+from palazzo.importers._files import irregular, read_regular, regular_files
+from palazzo.importers._zip import inflation
 from palazzo.importers.chatgpt import read_chatgpt
 from palazzo.importers.claude import read_claude
 from palazzo.importers.opencodejson import message_nodes
@@ -190,7 +193,12 @@ def _load_text(path: Path, limit: int) -> tuple[str, str]:
             raise _Sqlite(db)
         raise ImportRejected(f"{path}: no {EXPORT_FILE} or opencode.db in this folder")
     if not path.is_file():
-        raise ImportRejected(f"{path}: no such file")
+        try:
+            special = irregular(path)
+        except OSError:
+            special = None
+        raise ImportRejected(f"{path}: {special}; only files and folders are read" if special
+                             else f"{path}: no such file")
     if is_sqlite(path):
         raise _Sqlite(path)
     if zipfile.is_zipfile(path):
@@ -202,7 +210,7 @@ def _load_text(path: Path, limit: int) -> tuple[str, str]:
             if size > limit:
                 raise ImportRejected(f"{where}: {size} bytes is more than the {limit} bytes an "
                                      "export may have")
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError as err:
             raise ImportRejected(f"{where}: cannot read: {err.strerror}") from None
         _no_nul(data, 0, where)
@@ -237,9 +245,11 @@ def _zip_errors() -> tuple[type[BaseException], ...]:
 
 def _read_zip(path: Path, limit: int, file: str = EXPORT_FILE,
               required: bool = True) -> Any:
-    """Return (bytes of the archive's ``file``, where) inflating at most ``limit`` bytes; a
-    file other than ``conversations.json`` is looked for beside that one. None when it is
-    missing and not ``required``. Cost: one pass over the member, 1 MiB at a time."""
+    """Return (bytes of the archive's ``file``, where) inflating at most ``limit`` bytes and
+    no more than a zip bomb's bound (:func:`palazzo.importers._zip.inflation`: the sizes
+    the archive declares are checked first, the bytes as they inflate); a file other than
+    ``conversations.json`` is looked for beside that one. None when it is missing and not
+    ``required``. Cost: one pass over the member, 1 MiB at a time; memory its size."""
     where = str(path)
     try:
         with zipfile.ZipFile(path) as z:
@@ -255,8 +265,10 @@ def _read_zip(path: Path, limit: int, file: str = EXPORT_FILE,
                     return None
                 raise ImportRejected(f"{path}: the archive has no {file}")
             where = f"{path}!{names[0]}"
+            info = z.getinfo(names[0])
+            bound = inflation(info, path.stat().st_size, where, limit)
             data = bytearray()
-            with z.open(names[0]) as member:
+            with z.open(info) as member:
                 while block := member.read(1 << 20):
                     _no_nul(block, len(data), where)
                     data += block
@@ -264,6 +276,7 @@ def _read_zip(path: Path, limit: int, file: str = EXPORT_FILE,
                         raise ImportRejected(f"{where}: inflates to more than {limit} bytes, "
                                              "the most an export may have; refusing to read "
                                              "further")
+                    bound.check(len(data))
     except _zip_errors() as err:
         raise ImportRejected(f"{where}: cannot read the archive: {err}") from None
     return data, where
@@ -283,10 +296,10 @@ def _conversations(path: Path, name: str | None, limit: int,
     if path.is_dir() and not (path / EXPORT_FILE).is_file() \
             and not (path / "opencode.db").is_file():
         if slack.is_slack_export(path):
-            return "slack", slack.read_slack(path, limit)
+            return "slack", slack.read_slack(path, limit, skipped)
         if opencodejson.is_storage(path):
-            return "opencode-json", opencodejson.read_storage(path, limit)
-        return _session_folder(path, limit)
+            return "opencode-json", opencodejson.read_storage(path, limit, skipped)
+        return _session_folder(path, limit, skipped)
     if path.is_file() and zipfile.is_zipfile(path) and slack.is_slack_export(path):
         return "slack", slack.read_slack(path, limit)
     try:
@@ -294,8 +307,10 @@ def _conversations(path: Path, name: str | None, limit: int,
     except _Sqlite as db:
         return "opencode", list(_opencode(db.path, skipped))
     stem = name or Path(where.rsplit("!", 1)[-1]).stem
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if where.endswith(".jsonl") or (len(lines) > 1 and not text.lstrip().startswith("[")
+    # The first non-blank lines tell JSONL from JSON; the text is not split into lines to
+    # find them (a line a string: 25 bytes a byte for a run of blank lines).
+    lines = _first_lines(text, 5)
+    if where.endswith(".jsonl") or (len(lines) > 1 and not lines[0].startswith("[")
                                     and _all_objects(lines)):
         session_file = path if path.is_file() and not zipfile.is_zipfile(path) else None
         return _jsonl(text, where, stem, session_file, limit)
@@ -397,10 +412,13 @@ def _read_session(fmt: str, lines: list[str], where: str, path: Path | None,
     from palazzo.importers.claudecode import read_claude_code, subagent_files
 
     agents = {}
-    for agent, file in (subagent_files(path) if path is not None else {}).items():
+    left_out: list[tuple[str, str]] = []
+    for agent, file in (subagent_files(path, left_out) if path is not None else {}).items():
         text, at = _load_text(file, limit)
         agents[agent] = (text.split("\n"), at)
-    return read_claude_code(lines, where, agents)
+    out = read_claude_code(lines, where, agents)
+    out[0].skipped.extend(left_out)
+    return out
 
 
 def _jsonl(text: str, where: str, stem: str, path: Path | None = None,
@@ -427,15 +445,18 @@ def _jsonl(text: str, where: str, stem: str, path: Path | None = None,
     return "jsonl", [_plain(messages, stem, "", where)]
 
 
-def _session_folder(path: Path, limit: int) -> tuple[str, list[Transcript]]:
+def _session_folder(path: Path, limit: int, skipped: list[tuple[str, str]]
+                    ) -> tuple[str, list[Transcript]]:
     """Return (format, conversations) of a folder of JSONL session files, as Claude Code
     (``~/.claude/projects``) and Codex (``~/.codex/sessions``) keep them: every ``*.jsonl``
     under it, in path order. A session split over several files (a resumed session, a
     subagent's sidechain) is joined into one conversation by its name; a message repeated
-    in a later file is counted, not added twice. At most ``limit`` bytes in all. Cost: one
-    read of every file."""
-    files = sorted(p for p in path.rglob("*") if p.is_file() and session_file(p)
-                   and not _subagent(p))
+    in a later file is counted, not added twice. At most ``limit`` bytes in all. A session
+    file that is not a regular file (a FIFO, a socket, a device) is never opened: it is
+    appended to ``skipped`` as (item, reason). Cost: one read of every file."""
+    files, left = regular_files(sorted(p for p in path.rglob("*") if session_file(p)
+                                       and not p.is_dir() and not _subagent(p)))
+    skipped.extend((str(p), why) for p, why in left)
     if not files:
         raise ImportRejected(f"{path}: no {EXPORT_FILE}, opencode.db or .jsonl session files "
                              "in this folder")
@@ -494,6 +515,24 @@ def _subagent(file: Path) -> bool:
     with that session, as a branch)."""
     return (file.parent.name == "subagents" and file.name.startswith("agent-")
             and file.parent.parent.with_suffix(".jsonl").is_file())
+
+
+_NOT_SPACE = re.compile(r"\S")
+# Where str.splitlines cuts a line.
+_LINE_END = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _first_lines(text: str, count: int) -> list[str]:
+    """Return the first ``count`` lines of ``text`` that are not blank, each from its first
+    character that is not whitespace, without splitting the rest of the text. Cost: one
+    scan of the text up to the last line returned; no object for a skipped blank line."""
+    out: list[str] = []
+    at = 0
+    while len(out) < count and (start := _NOT_SPACE.search(text, at)) is not None:
+        end = _LINE_END.search(text, start.start())
+        at = end.start() if end is not None else len(text)
+        out.append(text[start.start():at])
+    return out
 
 
 def _all_objects(lines: list[str]) -> bool:

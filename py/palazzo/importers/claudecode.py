@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from palazzo.errors import ImportRejected
+from palazzo.importers._files import read_regular, regular_files
 from palazzo.importers.transcript import Message, Transcript, epoch, json_objects, parents_first
 
 __all__ = ["one_line", "tool_line", "read_claude_code", "read_session", "sniff", "subagent_files"]
@@ -158,23 +159,32 @@ def read_session(path: str | Path) -> list[Transcript]:
     ImportRejected for a file that cannot be read as UTF-8 text, or as ``read_claude_code``
     does. Cost: reads the session file and its subagent files whole."""
     source = Path(path)
-    agents = {agent: (_read_lines(p), str(p)) for agent, p in subagent_files(source).items()}
-    return read_claude_code(_read_lines(source), str(source), agents)
+    left_out: list[tuple[str, str]] = []
+    agents = {agent: (_read_lines(p), str(p))
+              for agent, p in subagent_files(source, left_out).items()}
+    out = read_claude_code(_read_lines(source), str(source), agents)
+    out[0].skipped.extend(left_out)
+    return out
 
 
-def subagent_files(session: str | Path) -> dict[str, Path]:
+def subagent_files(session: str | Path,
+                   left_out: list[tuple[str, str]] | None = None) -> dict[str, Path]:
     """Return the subagent files of the session file ``session`` by agent id: the
-    ``agent-<id>.jsonl`` files in ``<folder>/<session id>/subagents/``. Cost: one listing."""
+    ``agent-<id>.jsonl`` files in ``<folder>/<session id>/subagents/``. One that is not a
+    regular file (a FIFO, a socket, a device: never opened) is appended to ``left_out`` as
+    (item, reason). Cost: one listing, one ``stat`` a file."""
     folder = Path(session).with_suffix("") / "subagents"
     if not folder.is_dir():
         return {}
-    return {p.name[len("agent-"):-len(".jsonl")]: p
-            for p in sorted(folder.glob("agent-*.jsonl")) if p.is_file()}
+    files, left = regular_files(sorted(folder.glob("agent-*.jsonl")))
+    if left_out is not None:
+        left_out.extend((str(p), why) for p, why in left if not p.is_dir())
+    return {p.name[len("agent-"):-len(".jsonl")]: p for p in files}
 
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        return path.read_bytes().decode("utf-8-sig").split("\n")
+        return read_regular(path).decode("utf-8-sig").split("\n")
     except OSError as err:
         raise ImportRejected(f"{path}: cannot read: {err.strerror}") from None
     except UnicodeDecodeError as err:

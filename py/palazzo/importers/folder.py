@@ -30,7 +30,8 @@ What is read: every regular file under the folder except ``.git`` directories, s
 links (never followed, so a link cannot loop or leave the folder), ``.gitignore`` files
 themselves, files matched by a ``.gitignore`` (the root one and nested ones; see
 :class:`IgnoreRules`), files matched by ``exclude`` or, when ``include`` is given, not matched
-by it, binary files (a NUL byte in the first 8 KiB), files over ``max_bytes``, empty files
+by it, binary files (a NUL byte in the first 8 KiB), files over ``max_bytes``, empty files,
+FIFOs, sockets and devices (never opened: opening a FIFO would wait for a writer forever)
 and files or folders whose names are not UTF-8 (each named in the summary with the reason).
 Text that is not valid UTF-8 is **decoded with replacement characters** (U+FFFD) and the
 file is listed under ``decoded_with_replacement`` in the summary (such a file cannot be
@@ -68,6 +69,7 @@ from palazzo.core.chunking import spans
 from palazzo.core.model import MAX_CONTENT, MAX_KEY, clean_name
 from palazzo.errors import ImportRejected, ValidationError
 from palazzo.importers import Plan, PlanBuilder, planned_drawer_id, usable_name
+from palazzo.importers._files import irregular, read_regular
 
 SOURCE = "index"
 TOP_ROOM = "."  # the room of the files directly in the indexed folder
@@ -442,7 +444,9 @@ class _Walk:
                     self.skipped.append((rel + "/", "excluded"))
                 elif (inner := self._open(Path(entry.path), rel, rules)) is not None:
                     stack.append(inner)
-            elif is_file:
+            elif not is_file:
+                self.skipped.append((_printable(rel), _special(entry)))
+            else:
                 if entry.name == GITIGNORE:
                     continue
                 if not _is_utf8(entry.name):
@@ -469,12 +473,21 @@ class _Walk:
         gitignore = folder / GITIGNORE
         try:
             if gitignore.is_file() and not gitignore.is_symlink():
-                text = gitignore.read_bytes().decode("utf-8", errors="replace")
+                text = read_regular(gitignore).decode("utf-8", errors="replace")
                 rules = rules.with_file(rel_dir, parse_rules(text))
         except OSError as err:
             self.skipped.append((f"{rel_dir}/{GITIGNORE}" if rel_dir else GITIGNORE,
                                  f"unreadable: {err.strerror} (its rules are not applied)"))
         return iter(entries), rel_dir, rules
+
+
+def _special(entry: os.DirEntry[str]) -> str:
+    """Return why an entry that is neither a folder, a regular file nor a link is left out
+    ("not a regular file (a FIFO)", a socket, a device). Cost: one ``stat``; not opened."""
+    try:
+        return irregular(entry.path) or "not a regular file"
+    except OSError as err:
+        return f"unreadable: {err.strerror}"
 
 
 # -- planning --------------------------------------------------------------------------------------
@@ -549,13 +562,14 @@ def _read(path: Path, max_bytes: int) -> tuple[str | None, str | None, bool]:
 
     The text is the file's, verbatim: line endings and a byte order mark are kept, so the
     drawers rebuild the file exactly (bytes that are not UTF-8 become U+FFFD, and the file
-    is listed as decoded with replacement).
+    is listed as decoded with replacement). A path that stopped being a regular file since
+    it was listed is unreadable, never opened in a way that waits.
     """
     try:
         size = path.stat().st_size
         if size > max_bytes:
             return None, f"too large ({size} bytes > {max_bytes})", False
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as err:
         return None, f"unreadable: {err.strerror}", False
     if b"\x00" in data[:BINARY_PROBE]:

@@ -43,6 +43,7 @@ from palazzo.importers import (
     planned_drawer_id,
     usable_name,
 )
+from palazzo.importers._files import read_regular
 from palazzo.memory.kg import normalise_entity, normalise_predicate
 from palazzo.stigmergy.agents import ARCHETYPES
 
@@ -86,7 +87,7 @@ def plan_graphpalace(path: str | os.PathLike[str]) -> Plan:
     """
     source = Path(path)
     try:
-        raw = source.read_bytes()
+        raw = read_regular(source)
     except OSError as err:
         raise ImportRejected(f"{source}: cannot read: {err.strerror}") from None
     doc = jsontext.loads(raw, str(source), ImportRejected)

@@ -49,6 +49,7 @@ from typing import Any
 from palazzo.core import jsontext
 from palazzo.errors import ImportRejected
 from palazzo.importers import check_unicode
+from palazzo.importers._files import read_regular, regular_files
 from palazzo.importers.transcript import Message, Transcript, epoch
 
 __all__ = ["is_storage", "message_nodes", "read_storage"]
@@ -73,11 +74,13 @@ LEFT_OUT_PARTS = {
 
 @dataclass(slots=True)
 class _Budget:
-    """Bytes still allowed to be read, so a huge storage folder fails early and clearly."""
+    """Bytes still allowed to be read, so a huge storage folder fails early and clearly; and
+    the (item, reason) pairs of what was left out unread (FIFOs, sockets, devices)."""
 
     left: int
     storage: Path
     limit: int = field(init=False)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.limit = self.left
@@ -101,19 +104,24 @@ def _storage(path: Path) -> Path | None:
     return None
 
 
-def read_storage(path: Path, limit: int) -> list[Transcript]:
+def read_storage(path: Path, limit: int,
+                 skipped: list[tuple[str, str]] | None = None) -> list[Transcript]:
     """Return every session of the OpenCode JSON storage at ``path`` (the ``storage`` folder
     or its parent ``opencode`` folder), sorted by session id, as described in the module
-    docstring. At most ``limit`` bytes of JSON are read in all. Raises ImportRejected naming
-    the file (and the field) for a file that is not JSON, a record of the wrong shape, a
-    timestamp out of range, or when the files add up past ``limit``; naming ``path`` when it
-    is no such folder. Cost: one read of every session, message and part file; memory
-    proportional to their text."""
+    docstring. At most ``limit`` bytes of JSON are read in all. A ``*.json`` entry that is
+    not a regular file (a FIFO, a socket, a device) is never opened: it is appended to
+    ``skipped`` as (item, reason). Raises ImportRejected naming the file (and the field) for
+    a file that is not JSON or cannot be read, a record of the wrong shape, a timestamp out
+    of range, or when the files add up past ``limit``; naming ``path`` when it is no such
+    folder. Cost: one read of every session, message and part file; memory proportional to
+    their text."""
     storage = _storage(path)
     if storage is None:
         raise ImportRejected(f"{path}: not OpenCode's JSON storage (no session and message "
                              "folders here or in storage/)")
     budget = _Budget(limit, storage)
+    if skipped is not None:
+        budget.skipped = skipped
     sessions = _sessions(storage, budget)
     ids = set(sessions)
     ids.update(d.name for d in (storage / "message").iterdir() if d.is_dir())
@@ -132,30 +140,39 @@ def read_storage(path: Path, limit: int) -> list[Transcript]:
 
 def _load(file: Path, budget: _Budget) -> dict[str, Any]:
     """Return the JSON object in ``file``, charged to ``budget``; ImportRejected naming the
-    file when it is not one."""
-    size = file.stat().st_size
-    budget.left -= size
-    if budget.left < 0:
-        raise ImportRejected(f"{budget.storage}: the storage's JSON files add up to more than "
-                             f"{budget.limit} bytes (the limit), at {file}")
+    file when it is not one, or cannot be read (also when it stopped being a regular file
+    since it was listed)."""
     where = str(file)
-    doc = jsontext.loads(file.read_bytes(), where, ImportRejected)
+    try:
+        budget.left -= file.stat().st_size
+        if budget.left < 0:
+            raise ImportRejected(f"{budget.storage}: the storage's JSON files add up to more "
+                                 f"than {budget.limit} bytes (the limit), at {file}")
+        data = read_regular(file)
+    except OSError as err:
+        raise ImportRejected(f"{where}: cannot read: {err.strerror}") from None
+    doc = jsontext.loads(data, where, ImportRejected)
     check_unicode(doc, where)
     if not isinstance(doc, dict):
         raise ImportRejected(f"{where}: must hold a JSON object")
     return doc
 
 
-def _files(folder: Path) -> list[Path]:
-    """Return the ``*.json`` files of ``folder`` sorted by name (empty if it is missing)."""
-    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+def _files(folder: Path, budget: _Budget) -> list[Path]:
+    """Return the ``*.json`` files of ``folder`` sorted by name (empty if it is missing);
+    entries that are not regular files are recorded in ``budget.skipped``, never opened."""
+    if not folder.is_dir():
+        return []
+    files, left = regular_files(sorted(folder.glob("*.json")))
+    budget.skipped.extend((str(p), why) for p, why in left)
+    return files
 
 
 def _sessions(storage: Path, budget: _Budget) -> dict[str, tuple[dict[str, Any], str]]:
     """Return {session id: (session record, its file)} of ``session/<project>/*.json``."""
     out: dict[str, tuple[dict[str, Any], str]] = {}
     for project in sorted(p for p in (storage / "session").iterdir() if p.is_dir()):
-        for file in _files(project):
+        for file in _files(project, budget):
             doc = _load(file, budget)
             sid = doc.get("id")
             if not isinstance(sid, str) or not sid:
@@ -174,7 +191,7 @@ def _messages(storage: Path, sid: str, budget: _Budget
     """Return (message record, its file, time.created in epoch seconds) of one session in
     (time.created, id) order, each record's ``id`` and ``role`` checked."""
     out = []
-    for file in _files(storage / "message" / sid):
+    for file in _files(storage / "message" / sid, budget):
         at = str(file)
         doc = _load(file, budget)
         if not isinstance(doc.get("id"), str) or not doc["id"]:
@@ -198,7 +215,7 @@ def _nodes(storage: Path, message: dict[str, Any], stamp: float | None, at: str,
     """Return the messages one OpenCode message of the storage becomes (its part files
     read, then :func:`message_nodes`)."""
     parts = [(str(file), _load(file, budget))
-             for file in _files(storage / "part" / message["id"])]
+             for file in _files(storage / "part" / message["id"], budget)]
     parts.sort(key=lambda p: str(p[1].get("id") or Path(p[0]).stem))
     return message_nodes(message, parts, stamp, at)
 

@@ -54,6 +54,8 @@ from pathlib import Path
 from typing import Any
 
 from palazzo.errors import ImportRejected
+from palazzo.importers._files import open_regular, regular_files
+from palazzo.importers._zip import inflation
 from palazzo.importers.transcript import Message, Transcript, epoch, json_document
 
 __all__ = ["is_slack_export", "read_slack"]
@@ -116,6 +118,9 @@ class _Reader:
     limit: int = 0
     used: int = 0
     names: list[str] = field(default_factory=list)  # "users.json", "general/2020-01-01.json"
+    # Entries of a folder export that are not regular files (FIFOs, sockets, devices):
+    # never opened, left out with the reason.
+    special: list[tuple[str, str]] = field(default_factory=list)
 
     def where(self, name: str) -> str:
         """Return how messages name the export file ``name``."""
@@ -126,17 +131,22 @@ class _Reader:
     def load(self, name: str) -> Any:
         """Return the parsed JSON of the export file ``name``, counting its bytes against the
         budget while reading (1 MiB at a time); raise ImportRejected naming the file when the
-        budget runs out, the bytes are not JSON text or the archive cannot be read."""
+        budget runs out, a zip member passes a zip bomb's bound
+        (:func:`palazzo.importers._zip.inflation`), the bytes are not JSON text or the file
+        cannot be read."""
         at = self.where(name)
         data = bytearray()
         try:
             if self.archive is not None:
-                with self.archive.open(self.prefix + name) as member:
+                info = self.archive.getinfo(self.prefix + name)
+                bound = inflation(info, self.path.stat().st_size, at)
+                with self.archive.open(info) as member:
                     while block := member.read(self._next()):
                         self._count(block, len(data), at)
                         data += block
+                        bound.check(len(data))
             else:
-                with open(self.path / name, "rb") as file:
+                with open_regular(self.path / name) as file:
                     while block := file.read(self._next()):
                         self._count(block, len(data), at)
                         data += block
@@ -203,14 +213,17 @@ def _open(path: Path, limit: int) -> _Reader:
         if not (path / "channels.json").is_file() or not (path / USERS).is_file():
             raise ImportRejected(f"{path}: not a Slack export (no channels.json and users.json "
                                  "in this folder)")
-        names = []
+        names: list[str] = []
+        special: list[tuple[str, str]] = []
         for entry in sorted(path.iterdir()):
-            if entry.is_file():
-                names.append(entry.name)
-            elif entry.is_dir():
-                names.extend(f"{entry.name}/{f.name}" for f in sorted(entry.iterdir())
-                             if f.is_file())
-        return _Reader(path, limit=limit, names=names)
+            if entry.is_dir():
+                files, left = regular_files(sorted(entry.iterdir()))
+                names.extend(f"{entry.name}/{f.name}" for f in files)
+            else:
+                files, left = regular_files([entry])
+                names.extend(f.name for f in files)
+            special.extend((str(p), why) for p, why in left if not p.is_dir())
+        return _Reader(path, limit=limit, names=names, special=special)
     if not path.is_file():
         raise ImportRejected(f"{path}: no such file or folder")
     try:
@@ -596,20 +609,25 @@ def _title(conv: _Conversation, people: dict[str, _Person]) -> str:
     return f"{label}: {', '.join(names)}" if names else f"{label} {conv.name or conv.id}"
 
 
-def read_slack(path: Path, limit: int) -> list[Transcript]:
+def read_slack(path: Path, limit: int,
+               skipped: list[tuple[str, str]] | None = None) -> list[Transcript]:
     """Return the conversations of the Slack export at ``path`` (its zip or its folder): one
     ``Transcript`` per conversation that has a folder, named ``slack:<channel id>``, titled
     ``#<channel name>`` (direct messages by their members), in the order of channels.json,
     groups.json, dms.json and mpims.json, then folders no list names (named by the folder).
 
     At most ``limit`` bytes are read in all, counted while reading (a zip's members as they
-    inflate). Raises ImportRejected naming the file and the place in it for anything
-    malformed: a list that is not a list, a user or channel without an id, a day file that
-    is not a list of objects, a message without a valid ``ts``, text that is not text, two
-    different messages with one ``ts``. Cost: one read of every JSON file of the export;
+    inflate, each also under a zip bomb's bound). An entry of a folder export that is not a
+    regular file (a FIFO, a socket, a device) is never opened: it is appended to ``skipped``
+    as (item, reason). Raises ImportRejected naming the file and the place in it for
+    anything malformed: a list that is not a list, a user or channel without an id, a day
+    file that is not a list of objects, a message without a valid ``ts``, text that is not
+    text, two different messages with one ``ts``. Cost: one read of every JSON file of the export;
     memory proportional to its text.
     """
     reader = _open(path, limit)
+    if skipped is not None:
+        skipped.extend(reader.special)
     try:
         people = _people(reader.load(USERS), reader.where(USERS))
         conversations = _conversations(reader)

@@ -33,6 +33,8 @@ from typing import Any
 
 from palazzo.errors import ImportRejected
 from palazzo.importers import Plan, is_sqlite, usable_name
+from palazzo.importers._files import irregular, open_regular
+from palazzo.importers._zip import inflation
 
 EXPORT_FILE = "conversations.json"
 # What a zip of notes may inflate to, in all (a browser tab holds it in memory).
@@ -88,7 +90,7 @@ def _peek_json(path: Path) -> Any:
     """Return what the start of a JSON file says about its kind: "palace", "graphpalace",
     "chats" or None (not JSON we know). Reads :data:`PEEK` bytes; decides on the top-level
     keys seen there, so a huge file is never parsed to be recognised."""
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         head = f.read(PEEK).lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.startswith(b"["):
         return "chats"
@@ -121,12 +123,19 @@ def _files(root: Path) -> list[Path]:
 
 def recognise(path: str | os.PathLike[str]) -> Source:
     """Return the :class:`Source` at ``path`` (a file or folder); raise ImportRejected when
-    there is nothing to import (an empty folder, an unreadable file). Zips of notes are
-    not unpacked here: their kind is ``folder`` with ``path`` the zip (see
-    :func:`unpack_zip`). Cost: a listing of the folder and a few KB of its files."""
+    there is nothing to import (an empty folder, an unreadable file, a FIFO, socket or
+    device: never opened, as opening a FIFO waits for a writer). Zips of notes are not
+    unpacked here: their kind is ``folder`` with ``path`` the zip (see :func:`unpack_zip`).
+    Cost: a listing of the folder and a few KB of its files."""
     root = Path(path)
     if not root.exists():
         raise ImportRejected(f"{root}: no such file or folder")
+    try:
+        special = None if root.is_dir() else irregular(root)
+    except OSError as err:
+        raise ImportRejected(f"{root.name}: cannot read: {err.strerror}") from None
+    if special is not None:
+        raise ImportRejected(f"{root.name}: {special}; only files and folders are imported")
     stem = usable_name(root.stem if root.is_file() else root.name) or "Imported"
     if root.is_dir():
         files = _files(root)
@@ -188,28 +197,38 @@ def recognise(path: str | os.PathLike[str]) -> Source:
 def unpack_zip(path: Path, dest: Path, limit: int = MAX_UNPACKED) -> Path:
     """Unpack the zip at ``path`` into folder ``dest`` and return the folder to import (the
     single top-level folder when the zip holds one, else ``dest``). Members that would land
-    outside ``dest`` (absolute or ``..`` paths) are refused, and inflating stops past
-    ``limit`` bytes in all (counted while inflating, not taken from the archive's header);
-    either raises ImportRejected. Cost: one pass over the archive, 1 MiB at a time."""
+    outside ``dest`` (absolute or ``..`` paths) are refused, and so is an archive whose
+    members add up to more than ``limit`` bytes or one that passes a zip bomb's bound
+    (:func:`palazzo.importers._zip.inflation`): first by the sizes its directory declares,
+    before anything is written, then counted while inflating; either raises ImportRejected.
+    Cost: one pass over the archive, 1 MiB at a time."""
     total = 0
     try:
+        size = path.stat().st_size
         with zipfile.ZipFile(path) as z:
-            for info in z.infolist():
+            members = [i for i in z.infolist() if not i.is_dir()]
+            declared = sum(i.file_size for i in members)
+            if declared > limit:
+                raise ImportRejected(f"{path.name}: inflates to more than {limit} bytes (the "
+                                     f"archive says {declared}); refusing to unpack it")
+            bounds = [inflation(i, size, f"{path.name}!{i.filename}") for i in members]
+            for info, bound in zip(members, bounds, strict=True):
                 rel = PurePosixPath(info.filename)
-                if info.is_dir():
-                    continue
                 if rel.is_absolute() or ".." in rel.parts:
                     raise ImportRejected(f"{path.name}!{info.filename}: a path outside the "
                                          "archive; nothing was imported")
                 target = dest.joinpath(*rel.parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
+                done = 0
                 with z.open(info) as src, target.open("wb") as out:
                     while block := src.read(1 << 20):
                         total += len(block)
+                        done += len(block)
                         if total > limit:
                             raise ImportRejected(
                                 f"{path.name}: inflates to more than {limit} bytes; refusing "
                                 "to unpack further")
+                        bound.check(done)
                         out.write(block)
     except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, RuntimeError) as err:
         raise ImportRejected(f"{path.name}: cannot read the archive: {err}") from None

@@ -2,6 +2,9 @@
 each generated here with the real formats' shapes."""
 
 import json
+import os
+import re
+import sys
 import zipfile
 from pathlib import Path
 
@@ -779,3 +782,79 @@ def test_gemini_cli_sessions_of_both_file_shapes_import_alone_and_as_their_folde
         assert s["messages_by_kind"] == dict(_kept_by_kind(read))
         assert sum(plan_chats(f).summary["messages"] for f in files) == s["messages"]
         imported(plan)
+
+
+# -- bounded memory and files that are not files ----------------------------------------------
+
+_PEAK = """
+import resource, sys
+from palazzo.errors import ImportRejected
+from palazzo.importers.chats import plan_chats
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    plan_chats(sys.argv[1])
+    print("planned")
+except ImportRejected as err:
+    print(err)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+"""
+
+
+def _planned_in_a_fresh_python(path):
+    """Return (the ImportRejected message or "planned", MB the peak resident memory grew)
+    of ``plan_chats(path)`` run in a fresh interpreter (Linux counts ru_maxrss in KiB)."""
+    import subprocess
+    import sys
+
+    import palazzo
+
+    env = {**os.environ, "PYTHONPATH": str(Path(palazzo.__file__).parents[1])}
+    out = subprocess.run([sys.executable, "-c", _PEAK, str(path)], capture_output=True,
+                         text=True, env=env, timeout=300, check=True).stdout.splitlines()
+    return out[0], int(out[1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in KiB")
+def test_a_zip_of_blank_lines_is_refused_as_a_bomb_in_little_memory(tmp_path):
+    """48 MB of blank lines compress to under 50 KB; the export zip used to inflate them
+    and split them into 16 M strings (a 204 KB zip took 5.2 GB and a MemoryError)."""
+    bomb = _zip(tmp_path / "bomb.zip", b"\t \n" * (16 << 20), zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 64 << 10
+    message, grew = _planned_in_a_fresh_python(bomb)
+    assert grew < 100, f"peak memory grew {grew} MB"
+    assert re.fullmatch(r".*bomb\.zip!conversations\.json: inflates to more than 16777216 "
+                        r"bytes, over 200 times its \d+ compressed bytes .*zip bomb", message)
+    rejected(bomb, "refused as a zip bomb")  # and the palace is as it was
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in KiB")
+def test_blank_lines_are_not_split_into_strings_to_tell_json_from_jsonl(tmp_path):
+    """Telling JSON from JSONL looks at the first lines that are not blank: a file of 8 M
+    blank lines costs about two copies of its 24 MB, not a string a line (25 bytes a byte)."""
+    blank = tmp_path / "conversations.json"
+    blank.write_bytes(b"\t \n" * (8 << 20))
+    message, grew = _planned_in_a_fresh_python(blank)
+    assert message.endswith("is not valid JSON at line 8388609, column 1: Expecting value "
+                            "(is it truncated?)")
+    assert grew < 120, f"peak memory grew {grew} MB"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_never_opened_and_is_named(tmp_path, in_time):
+    """A FIFO among session files is left out with the reason; one given as the export is a
+    clear error. Neither waits for a writer."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("a", "b"):
+        (folder / f"{name}.jsonl").write_text(
+            json.dumps({"role": "user", "content": f"hello from {name}"}) + "\n",
+            encoding="utf-8")
+    fifo = folder / "c.jsonl"
+    os.mkfifo(fifo)
+    plan = in_time(lambda: plan_chats(folder), fifo)
+    assert plan.summary["conversations"] == 2
+    assert {s["item"]: s["reason"] for s in plan.summary["skipped"]} == {
+        str(fifo): "not a regular file (a FIFO)"}
+    with pytest.raises(ImportRejected, match=r"c.jsonl: not a regular file \(a FIFO\); "
+                                             r"only files and folders are read$"):
+        in_time(lambda: plan_chats(fifo), fifo)

@@ -6,6 +6,8 @@ compaction, meta lines). Counts are taken from the JSONL here, not from the read
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -366,3 +368,27 @@ def test_subagent_found_by_its_task_when_the_result_does_not_name_it():
     assert parents == {"u1": None, "a1": "u1", "r1": "a1", "s1": "a1", "s2": "s1", "z1": None}
     assert [m.key for m in conv.nodes] == ["u1", "a1", "r1", "s1", "s2", "z1"]
     assert _read(task).name == "claude-code:s1/agent-x1"
+
+
+@pytest.mark.cpython_only
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_never_opened(tmp_path, in_time):
+    """A FIFO among a session's subagent files is left out and named, through this reader
+    and through ``plan_chats``; a FIFO given as the session is a clear error. Neither waits
+    for a writer."""
+    from palazzo.importers.chats import plan_chats
+
+    main = tmp_path / MAIN.name
+    shutil.copy(MAIN, main)
+    shutil.copytree(PROJECT / MAIN_ID, tmp_path / MAIN_ID)
+    fifo = tmp_path / MAIN_ID / "subagents" / "agent-fifo.jsonl"
+    os.mkfifo(fifo)
+    (conv,) = in_time(lambda: read_session(main), fifo)
+    assert (str(fifo), "not a regular file (a FIFO)") in conv.skipped
+    assert len(subagent_files(main)) == 1
+    plan = in_time(lambda: plan_chats(main), fifo)
+    assert {"item": str(fifo), "reason": "not a regular file (a FIFO)"} \
+        in plan.summary["skipped"]
+    with pytest.raises(ImportRejected, match=r"agent-fifo.jsonl: cannot read: not a regular "
+                                             r"file \(a FIFO\)$"):
+        in_time(lambda: read_session(fifo), fifo)

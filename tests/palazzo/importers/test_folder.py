@@ -2,6 +2,8 @@
 encodings, chunking with positions, unchanged files, changed files, files moved from the old
 per-file rooms and --sync pruning."""
 
+import os
+
 import pytest
 
 from palazzo import bind, call
@@ -540,3 +542,29 @@ def test_deeply_nested_folders_are_walked(tmp_path):
     with open(os.path.join(shallow, "mid.md"), "w", encoding="utf-8") as f:
         f.write("forty folders down")
     assert "/".join(["e"] * 40) + "/mid.md" in indexed(plan_index(root))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifos_sockets_and_devices_are_named_never_opened(tmp_path, in_time):
+    """A FIFO among the notes is left out with the reason (it used to vanish without a
+    word), and one put in place of a file after the walk listed it is refused on opening
+    without waiting for a writer."""
+    import socket
+
+    root = tree(tmp_path / "p", {"ok.txt": "plain", "sub/deep.md": "deep"})
+    fifo = root / "sub" / "pipe.md"
+    os.mkfifo(fifo)
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(root / "s.sock"))
+        plan = in_time(lambda: plan_index(root), fifo)
+    finally:
+        sock.close()
+    assert indexed(plan) == ["ok.txt", "sub/deep.md"]
+    assert {s["item"]: s["reason"] for s in plan.summary["skipped"]} == {
+        "sub/pipe.md": "not a regular file (a FIFO)",
+        "s.sock": "not a regular file (a socket)"}
+    from palazzo.importers.folder import _read
+
+    assert in_time(lambda: _read(fifo, 1 << 20), fifo) == (
+        None, "unreadable: not a regular file (a FIFO)", False)

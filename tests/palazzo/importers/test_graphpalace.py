@@ -4,6 +4,7 @@ nanoseconds, relationships between entity ids)."""
 
 import copy
 import json
+import os
 
 import pytest
 
@@ -240,3 +241,12 @@ def test_drawers_palazzo_keeps_once_are_named_not_counted_twice(tmp_path):
         [("data.drawers['drawer_99']", "duplicate: the same text in Science/Physics")]
     palace = Palace()
     assert apply(plan, bind(palace))["created"]["add_drawer"] == 3
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_a_clear_error_not_a_wait(tmp_path, in_time):
+    fifo = tmp_path / "palace-export.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ImportRejected, match=r"palace-export.json: cannot read: not a regular "
+                                             r"file \(a FIFO\)$"):
+        in_time(lambda: plan_graphpalace(fifo), fifo)

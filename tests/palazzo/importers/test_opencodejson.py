@@ -8,6 +8,7 @@ here, not from the reader.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -380,3 +381,32 @@ def test_not_storage_and_the_byte_limit(tmp_path):
     assert len(read_storage(copy, total)) == 1
     with pytest.raises(ImportRejected, match=r"add up to more than \d+ bytes \(the limit\)"):
         read_storage(copy, total - 1)
+
+
+# -- what is not a regular file ---------------------------------------------------------------
+
+@pytest.mark.cpython_only
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_place_of_a_file_is_left_out_never_opened(tmp_path, in_time):
+    """The real storage with a message file and a part file of another message replaced by
+    FIFOs: the import finishes at once (it used to wait for a writer forever, holding the
+    palace's writer lock), reads everything else, and names both FIFOs as left out."""
+    from palazzo.importers.chats import plan_chats
+
+    copy = tmp_path / "opencode"
+    shutil.copytree(DATA, copy)
+    storage = copy / "storage"
+    message = sorted((storage / "message" / SESSION).glob("*.json"))[-1]
+    part = sorted((storage / "part" / _messages()[0]["id"]).glob("*.json"))[0]
+    for fifo in (message, part):
+        fifo.unlink()
+        os.mkfifo(fifo)
+    plan = in_time(lambda: plan_chats(copy), message, part)
+    left = {s["item"]: s["reason"] for s in plan.summary["skipped"]}
+    assert left[str(message)] == left[str(part)] == "not a regular file (a FIFO)"
+    assert plan.summary["conversations"] == 1
+    skipped: list[tuple[str, str]] = []
+    (conv,) = read_storage(copy, LIMIT, skipped)
+    assert sorted(skipped) == sorted([(str(message), "not a regular file (a FIFO)"),
+                                      (str(part), "not a regular file (a FIFO)")])
+    assert message.stem not in {m.key for m in conv.nodes}

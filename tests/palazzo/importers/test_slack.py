@@ -6,6 +6,7 @@ the samples do not hold. Counts are taken from the JSON here, not from the reade
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import zipfile
 from collections import Counter
@@ -422,3 +423,33 @@ def test_other_shapes(tmp_path):
     assert conv.skipped == [(str(root / "general" / "2023-11-15.json") + " message 0",
                              "repeats the message at "
                              f"{root / 'general' / '2023-11-14.json'} message 0")]
+
+
+# -- what an export must not make the reader do ------------------------------------------------
+
+@pytest.mark.cpython_only
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_the_export_is_left_out_never_opened(tmp_path, in_time):
+    from palazzo.importers.chats import plan_chats
+
+    hi = [{"type": "message", "user": "U1", "text": "hi", "ts": "1700000000.000100"}]
+    root = _export(tmp_path, {"general/2023-11-14.json": hi})
+    day, top = root / "general" / "2023-11-15.json", root / "dms.json"
+    for fifo in (day, top):
+        os.mkfifo(fifo)
+    plan = in_time(lambda: plan_chats(root), day, top)
+    assert plan.summary["conversations"] == 1
+    assert {s["item"]: s["reason"] for s in plan.summary["skipped"]
+            if s["reason"].startswith("not a regular")} == {
+        str(day): "not a regular file (a FIFO)", str(top): "not a regular file (a FIFO)"}
+
+
+def test_a_zipped_day_file_that_inflates_like_a_bomb_is_refused(tmp_path):
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for file in sorted(EXPORT.rglob("*.json")):
+            z.write(file, file.relative_to(EXPORT).as_posix())
+        z.writestr("general/2099-01-01.json", b"\t \n" * (8 << 20))
+    with pytest.raises(ImportRejected, match=r"bomb\.zip!general/2099-01-01\.json: inflates "
+                                             r"to more than 16777216 bytes.*zip bomb"):
+        read_slack(archive, LIMIT)

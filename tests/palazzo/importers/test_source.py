@@ -1,6 +1,7 @@
 """Recognising dropped sources: folders, zips, chat exports, databases, palace files."""
 
 import json
+import os
 import zipfile
 
 import pytest
@@ -91,3 +92,35 @@ def test_nothing_to_import_is_a_clear_error(tmp_path):
         recognise(tmp_path / "empty")
     with pytest.raises(ImportRejected, match="no such file"):
         recognise(tmp_path / "missing")
+
+
+@pytest.mark.cpython_only
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_dropped_alone_is_a_clear_error_not_a_wait(tmp_path, in_time):
+    fifo = tmp_path / "export.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ImportRejected, match=r"^export.json: not a regular file \(a FIFO\); "
+                                             r"only files and folders are imported$"):
+        in_time(lambda: recognise(fifo), fifo)
+    with pytest.raises(ImportRejected, match=r"null: not a regular file \(a character "
+                                             r"device\)"):
+        recognise(os.devnull)
+
+
+def test_a_zip_that_says_it_is_too_big_or_a_bomb_is_refused_before_writing(tmp_path):
+    notes = tmp_path / "notes.zip"
+    with zipfile.ZipFile(notes, "w") as f:
+        f.writestr("notes/a.md", "alpha")
+        f.writestr("notes/b.md", "beta")
+    with pytest.raises(ImportRejected, match=r"notes.zip: inflates to more than 6 bytes "
+                                             r"\(the archive says 9\)"):
+        unpack_zip(notes, tmp_path / "small", limit=6)
+    assert not (tmp_path / "small").exists() or not any((tmp_path / "small").iterdir())
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as f:
+        f.writestr("notes/a.md", "alpha")
+        f.writestr("notes/blank.md", b"\t \n" * (8 << 20))
+    with pytest.raises(ImportRejected, match=r"bomb.zip!notes/blank.md: inflates to more "
+                                             r"than 16777216 bytes.*zip bomb"):
+        unpack_zip(bomb, tmp_path / "out")
+    assert not any((tmp_path / "out").rglob("*"))
