@@ -40,6 +40,7 @@ const LOCKING = new Set(["open_palace", "new_palace", "delete_palace"]);
 // Write the engine's storage changes, then give back the locks of palaces it closed (after
 // their last changes); resolves when the changes are durable.
 async function flush() {
+  await settle();
   const changes = host.drain(bridge);
   const list = changes.toJs({ create_pyproxies: false });
   changes.destroy();
@@ -57,6 +58,20 @@ async function flush() {
   watchLock();
 }
 
+// Files boot wanted but the worker had not read (an older generation's snapshot, for a
+// fallback when the newest is damaged): read them and let the engine boot again.
+async function settle() {
+  for (let round = 0; round < 3; round++) {
+    const proxy = host.wanted(bridge);
+    const want = proxy.toJs();
+    proxy.destroy();
+    if (!want.length) return;
+    const palace = want[0][0];
+    const names = want.filter(([p]) => p === palace).map(([, f]) => f);
+    host.supply(bridge, palace, await storage.readAll(palace, names));
+  }
+}
+
 // After a failed write the open palace is booted again from what storage kept, so memory
 // never holds a change the caller was told was not saved, and later writes follow on disk.
 async function recover() {
@@ -68,6 +83,14 @@ async function recover() {
 // What a library call needs before the engine runs it: the writer lock of the palace it
 // names, and for open_palace that palace's files (unless it is open here for writing).
 async function prepare(name, args) {
+  if (name === "check_palace") {
+    // A check reads every file, the ones boot left in storage too.
+    const palace = host.open_name(bridge);
+    let unread = [];
+    if (palace) { const proxy = host.unread(bridge, palace); unread = proxy.toJs(); proxy.destroy(); }
+    if (unread.length) host.supply(bridge, palace, await storage.readAll(palace, unread), false);
+    return;
+  }
   const palace = args.name;
   if (!LOCKING.has(name) || typeof palace !== "string") return;
   host.grant(bridge, palace, await PalaceStorage.acquire(palace));

@@ -1,13 +1,34 @@
 // Palace files in the browser for the palace worker: OPFS (synchronous access handles) where
 // the browser has it, IndexedDB where it does not, memory as a last resort (nothing kept).
 // The engine keeps a mirror of the open palace's files and hands over its changes after each
-// call; applyAll writes them in order and resolves once they are durable, and only then does
-// the worker answer the call.
+// call; apply writes each in order and resolves once it is durable, and only then does the
+// worker answer the call. A file written whole is read back and compared before the changes
+// after it (a compaction's deletes) are made; in OPFS it is written under a temporary name
+// and moved into place, so a crash never leaves half of keys.json.
 "use strict";
 
 const PalaceStorage = (() => {
   const ROOT = "palazzo";
   const LAST = ".last-opened";
+  const SNAPSHOT = /^snapshot-(\d{8})\.pz$/;
+
+  // Files boot reads: all but the snapshots older than the newest (read only when boot falls
+  // back on them) and damaged files set aside. Those are listed with null, read on demand.
+  function deferred(names) {
+    const snaps = names.filter((n) => SNAPSHOT.test(n)).sort();
+    const newest = snaps[snaps.length - 1];
+    return new Set(names.filter((n) => (SNAPSHOT.test(n) && n !== newest) || n.startsWith("damaged-")));
+  }
+
+  function same(a, b) {
+    if (a.byteLength !== b.byteLength) return false;
+    for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+
+  function readBack(file, got, want) {
+    if (!same(got, want)) throw new Error(`${file} did not read back as it was written`);
+  }
 
   class OpfsStore {
     constructor(dir) { this.dir = dir; this.kind = "opfs"; }
@@ -20,12 +41,18 @@ const PalaceStorage = (() => {
       return names.sort();
     }
 
-    async readAll(palace) {
+    async readAll(palace, only) {
       const files = {};
       let dir;
       try { dir = await this.dir.getDirectoryHandle(palace); } catch { return files; }
+      const handles = new Map();
       for await (const [name, handle] of dir.entries()) {
-        if (handle.kind === "file") files[name] = new Uint8Array(await (await handle.getFile()).arrayBuffer());
+        if (handle.kind === "file" && !name.startsWith(".")) handles.set(name, handle);
+      }
+      const later = only ? new Set() : deferred([...handles.keys()]);
+      for (const [name, handle] of handles) {
+        if (only && !only.includes(name)) continue;
+        files[name] = later.has(name) ? null : new Uint8Array(await (await handle.getFile()).arrayBuffer());
       }
       return files;
     }
@@ -61,23 +88,47 @@ const PalaceStorage = (() => {
         try { await dir.removeEntry(file); } catch (err) { if (err.name !== "NotFoundError") throw err; }
         return;
       }
-      const handle = await dir.getFileHandle(file, { create: true });
-      const access = await handle.createSyncAccessHandle();
-      try {
-        if (op === "write") {
+      if (op === "rename") {
+        let handle;
+        try { handle = await dir.getFileHandle(file); } catch (err) { if (err.name === "NotFoundError") return; throw err; }
+        await handle.move(data);
+        return;
+      }
+      if (op === "write") {
+        // A new file under a temporary name, read back and compared, then moved into place.
+        const temp = `.${file}.tmp`;
+        const handle = await dir.getFileHandle(temp, { create: true });
+        await this.access(handle, (access) => {
           access.truncate(0);
           access.write(data, { at: 0 });
-        } else if (op === "append") {
+          access.flush();
+          const back = new Uint8Array(access.getSize());
+          access.read(back, { at: 0 });
+          readBack(file, back, data);
+        });
+        await handle.move(file);
+        return;
+      }
+      const handle = await dir.getFileHandle(file, { create: true });
+      await this.access(handle, (access) => {
+        if (op === "append") {
           access.write(data, { at: access.getSize() });
+        } else if (op === "mark") {
+          // A small file of one size, rewritten in place (the journal's tip).
+          access.write(data, { at: 0 });
+          access.truncate(data.byteLength);
         } else if (op === "truncate") {
           access.truncate(data);
         } else {
           throw new Error(`unknown storage operation ${op}`);
         }
         access.flush();
-      } finally {
-        access.close();
-      }
+      });
+    }
+
+    async access(handle, work) {
+      const access = await handle.createSyncAccessHandle();
+      try { work(access); } finally { access.close(); }
     }
   }
 
@@ -118,12 +169,17 @@ const PalaceStorage = (() => {
       return [...new Set(keys.map((k) => k.split("/")[0]))].sort();
     }
 
-    async readAll(palace) {
+    async readAll(palace, only) {
       const files = {};
       const range = IDBKeyRange.bound(`${palace}/`, `${palace}/\uffff`);
+      const keys = await request(this.tx("readonly").getAllKeys(range));
+      const names = keys.map((k) => k.slice(palace.length + 1));
+      const later = only ? new Set() : deferred(names);
       const store = this.tx("readonly");
-      const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
-      keys.forEach((k, i) => { files[k.slice(palace.length + 1)] = new Uint8Array(values[i]); });
+      await Promise.all(names.map(async (name, i) => {
+        if (only && !only.includes(name)) return;
+        files[name] = later.has(name) ? null : new Uint8Array(await request(store.get(keys[i])));
+      }));
       return files;
     }
 
@@ -133,10 +189,18 @@ const PalaceStorage = (() => {
         await request(this.tx("readwrite").delete(IDBKeyRange.bound(`${palace}/`, `${palace}/\uffff`)));
       } else if (op === "delete") {
         await request(this.tx("readwrite").delete(key));
+      } else if (op === "rename") {
+        const tx = this.db.transaction("files", "readwrite", { durability: "strict" });
+        const store = tx.objectStore("files");
+        const value = await request(store.get(key));
+        if (value === undefined) return;
+        store.put(value, `${palace}/${data}`);
+        store.delete(key);
+        await new Promise((resolve, reject) => { tx.oncomplete = resolve; tx.onerror = () => reject(tx.error); tx.onabort = () => reject(tx.error); });
       } else {
-        const old = op === "write" ? null : await request(this.tx("readonly").get(key));
+        const old = op === "write" || op === "mark" ? null : await request(this.tx("readonly").get(key));
         let next;
-        if (op === "write") next = data;
+        if (op === "write" || op === "mark") next = data;
         else if (op === "append") {
           next = new Uint8Array((old ? old.byteLength : 0) + data.byteLength);
           if (old) next.set(new Uint8Array(old));
@@ -146,6 +210,7 @@ const PalaceStorage = (() => {
         // One transaction a change: it is durable when the transaction completes.
         const store = this.db.transaction("files", "readwrite", { durability: "strict" }).objectStore("files");
         await request(store.put(next.buffer.slice(next.byteOffset, next.byteOffset + next.byteLength), key));
+        if (op === "write") readBack(file, new Uint8Array(await request(this.tx("readonly").get(key))), data);
       }
     }
   }

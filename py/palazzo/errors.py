@@ -12,8 +12,12 @@ person who has to act on them, and each class carries a stable ``code``::
     ├── ImportRejected           import_rejected     a file failed validation; nothing changed
     ├── ImportInterrupted        import_interrupted  a checked plan failed part-way
     ├── StorageError             storage_error       disk full, permissions, a lost handle
-    │   └── SnapshotDamaged      snapshot_damaged    a snapshot file is torn or corrupt
+    │   ├── SnapshotDamaged      snapshot_damaged    a snapshot file is torn or corrupt
+    │   └── NotLoaded            not_loaded          a file the host keeps but has not read
+    │                                                 into memory yet (the browser's mirror)
     ├── ReadOnly                 read_only           another tab or process holds the palace
+    │   └── PalaceDamaged        palace_damaged      its files are damaged: read-only until
+    │                                                 repaired
     ├── WeightsError             embedder_weights    the MiniLM weights are missing or wrong
     ├── VectorsPending           vectors_pending     vectors are being computed elsewhere
     └── PackageMissing           package_missing     a library an operation needs is not
@@ -116,10 +120,31 @@ class SnapshotDamaged(StorageError):
     code = "snapshot_damaged"
 
 
+class NotLoaded(StorageError):
+    """A file of the palace that the host keeps in storage but did not read into its memory
+    mirror (the browser reads an older generation's snapshot only when boot needs it);
+    ``name`` is the file. The store asks for it and the host reads it and boots again."""
+
+    code = "not_loaded"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} has not been read from storage yet")
+        self.name = name
+
+
 class ReadOnly(PalazzoError):
     """The palace is open for writing elsewhere (another tab or process); this copy reads."""
 
     code = "read_only"
+
+
+class PalaceDamaged(ReadOnly):
+    """The palace's files are damaged (not a crash's torn tail: bytes that were written and
+    acknowledged no longer verify, or are missing). The palace opened read-only with what
+    still verifies; nothing is written until it is repaired, which keeps every damaged file
+    beside the palace."""
+
+    code = "palace_damaged"
 
 
 class WeightsError(PalazzoError):

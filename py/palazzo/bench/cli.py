@@ -155,6 +155,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     fz.add_argument("--timeout", type=float, default=10.0, help="seconds one input may take")
     fz.add_argument("--out", required=True)
     fz.add_argument("--progress", action="store_true")
+    dm = add("damage", _damage, "damaged palace files (flips, cuts, zeroed pages, records "
+             "repeated, swapped or removed, stray files): told, whole, silent or traceback")
+    dm.add_argument("--count", type=int, default=600, help="cases, the kinds taking turns")
+    dm.add_argument("--seed", type=int, default=0)
+    dm.add_argument("--out", required=True)
     thr = add("throughput", _throughput, "insert/search/export/import at several sizes")
     thr.add_argument("--sizes", default="100,1000,5000,100000")
     thr.add_argument("--out", required=True)
@@ -476,6 +481,17 @@ def _fuzz(args: argparse.Namespace, make_embedder: MakeEmbedder,
     _write(args.out, result)
     print(json.dumps({"totals": result["totals"], "families": result["families"]}, indent=1))
     return 0
+
+
+def _damage(args: argparse.Namespace, make_embedder: MakeEmbedder,
+            progress: MakeProgress) -> int:
+    from palazzo.bench import damage
+
+    result = damage.run(args.count, seed=args.seed).to_dict()
+    _write(args.out, result)
+    print(json.dumps({k: result[k] for k in ("count", "outcomes", "lost", "seconds")} |
+                     {"failures": len(result["failures"])}, indent=1))
+    return 0 if not result["failures"] else 1
 
 
 def _atlas(args: argparse.Namespace, make_embedder: MakeEmbedder,

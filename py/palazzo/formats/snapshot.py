@@ -39,6 +39,7 @@ import json
 import struct
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -81,11 +82,14 @@ def is_snapshot(data: bytes) -> bool:
 
 # -- the container ----------------------------------------------------------------------------
 
-def parts(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> list[memoryview]:
+def parts(meta: dict[str, Any], arrays: dict[str, np.ndarray],
+          store: dict[str, Any] | None = None) -> list[memoryview]:
     """Return the snapshot of ``meta`` (JSON-able) and the named ``arrays`` as the byte
     pieces of the file, in order: prefix, header, then each array (views, not copies) and its
     padding. Written one after the other they are the file, so a space can write a snapshot
-    without ever holding it whole. Cost: a CRC-32 over the arrays; nothing is copied."""
+    without ever holding it whole. ``store`` is what the store keeps beside the palace (the
+    journal sequence number the snapshot holds up to). Cost: a CRC-32 over the arrays;
+    nothing is copied."""
     table: dict[str, list[Any]] = {}
     pieces: list[memoryview] = []
     offset = 0
@@ -97,7 +101,8 @@ def parts(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> list[memoryvie
         if pad:
             pieces.append(memoryview(b"\x00" * pad))
         offset += array.nbytes + pad
-    head = json.dumps({"version": VERSION, "arrays": table, "palace": meta},
+    head = json.dumps({"version": VERSION, "arrays": table, "palace": meta,
+                       **({"store": store} if store is not None else {})},
                       ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     head += b" " * (-(PREFIX.size + len(head)) % ALIGN)
     crc = zlib.crc32(head)
@@ -113,9 +118,20 @@ def pack(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytearray:
     return bytearray(b"".join(parts(meta, arrays)))
 
 
-def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Return (the palace meta, the named arrays) of a snapshot; raise
-    :class:`SnapshotDamaged` when the bytes are not a whole one.
+@dataclass(slots=True)
+class Opened:
+    """A snapshot's parts once its checksum verified: the palace meta, the named arrays (views
+    into the file's bytes) and what the store kept beside the palace (``{}`` in snapshots
+    written before it kept anything)."""
+
+    meta: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+    store: dict[str, Any]
+
+
+def open_snapshot(data: bytes | bytearray | Any) -> Opened:
+    """Return the parts of a snapshot; raise :class:`SnapshotDamaged` when the bytes are not a
+    whole one, and ImportRejected for a whole one of a version this palazzo does not read.
 
     The arrays are views into ``data``, writable when ``data`` is (:func:`read_snapshot`
     keeps them as the palace's own arrays). Cost: a CRC-32 over the file; nothing is
@@ -143,7 +159,13 @@ def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, np.ndarra
         count = nbytes // np.dtype(dtype).itemsize
         arrays[name] = np.frombuffer(buffer, dtype=dtype, count=count,
                                      offset=start).reshape(shape)
-    return head["palace"], arrays
+    return Opened(head["palace"], arrays, head.get("store") or {})
+
+
+def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Return (the palace meta, the named arrays) of a snapshot (:func:`open_snapshot`)."""
+    opened = open_snapshot(data)
+    return opened.meta, opened.arrays
 
 
 # -- text columns -----------------------------------------------------------------------------
@@ -177,9 +199,10 @@ def write_snapshot(palace: Any) -> bytearray:
     return bytearray(b"".join(snapshot_parts(palace)))
 
 
-def snapshot_parts(palace: Any) -> list[memoryview]:
+def snapshot_parts(palace: Any, store: dict[str, Any] | None = None) -> list[memoryview]:
     """Return the snapshot of ``palace`` as the file's byte pieces (:func:`parts`): what a
-    store writes, holding only the encoded texts and index arrays besides the palace.
+    store writes, holding only the encoded texts and index arrays besides the palace
+    (``store``: what the store keeps beside it, read back as :attr:`Opened.store`).
     Cost: O(drawers + edges + postings · log postings)."""
     arrays: dict[str, np.ndarray] = {}
     meta: dict[str, Any] = {
@@ -202,7 +225,7 @@ def snapshot_parts(palace: Any) -> list[memoryview]:
     _node_pheromones(palace.node_pheromones, arrays)
     for name in SECTIONS:
         arrays[f"s.{name}"] = _section(palace, name)
-    return parts(meta, arrays)
+    return parts(meta, arrays, store)
 
 
 def _section(palace: Any, name: str) -> np.ndarray:
@@ -317,7 +340,13 @@ def read_snapshot(data: bytes | bytearray | Any, make_palace: Callable[..., Any]
     """
     if memoryview(data).readonly:
         data = bytearray(data)
-    meta, a = unpack(data)
+    return palace_of(open_snapshot(data), make_palace)
+
+
+def palace_of(opened: Opened, make_palace: Callable[..., Any]) -> Any:
+    """Return the palace an opened snapshot holds (:func:`read_snapshot` after the checksum);
+    the palace's arrays are the opened arrays. Cost: O(drawers + edges)."""
+    meta, a = opened.meta, opened.arrays
     settings = meta["settings"]
     palace = make_palace(name=meta["name"], seed=meta["seed"],
                          similar_threshold=settings["similar_threshold"],

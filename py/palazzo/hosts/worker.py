@@ -148,11 +148,44 @@ def reload_palace(bridge: Bridge, name: str, files: Any) -> None:
         hook()
 
 
+def wanted(bridge: Bridge) -> list[list[str]]:
+    """Return the files boot wanted but the worker had not read, as [palace, file] pairs
+    (an older generation's snapshot, read only when the newest is damaged and boot falls
+    back on it): the worker reads them and calls :func:`supply`."""
+    lib = bridge.library
+    if lib is None:
+        return []
+    return [[name, f] for name, space in lib.root.spaces.items() for f in space.wanted]
+
+
+def unread(bridge: Bridge, name: str) -> list[str]:
+    """Return the files of palace ``name`` the worker has not read yet (a check reads them
+    all first)."""
+    space = bridge.library.root.spaces.get(name)
+    return sorted(space.deferred) if space is not None else []
+
+
+def supply(bridge: Bridge, name: str, files: Any, boot: bool = True) -> None:
+    """Give the mirror of palace ``name`` the files the worker read because they were wanted
+    or unread; when ``boot`` and it is the open palace, boot it again from them (keeping its
+    lock) and redraw. Returns None."""
+    lib = bridge.library
+    space = lib.root.spaces.get(name)
+    if space is None:
+        return
+    space.supply(_py(files) or {})
+    if boot and lib.name == name:
+        lib.reload()
+        hook = bridge.hooks.refresh_ui
+        if hook is not None:
+            hook()
+
+
 def read_only_palace(bridge: Bridge) -> str | None:
     """Return the open palace's name when it is open read-only here, else None (the worker
     then watches for its writer lock to come free)."""
     lib = bridge.library
-    if lib is None or lib.store is None or lib.writable:
+    if lib is None or lib.store is None or lib.holds_lock:
         return None
     return lib.name
 
@@ -167,7 +200,8 @@ def lock_free(bridge: Bridge, name: str) -> None:
 
 def drain(bridge: Bridge) -> list[list[Any]]:
     """Return what the worker must do, oldest first: [op, palace, file, data] with op
-    write/append (data bytes), truncate (data a size), delete (file) or remove (a palace),
+    write/append (data bytes), mark (a small file rewritten in place, data bytes), truncate
+    (data a size), rename (data the new name), delete (file) or remove (a palace),
     then ["release", palace, "", None] for each writer lock to give back.
 
     A lock is given back when the library released it (switching away, deleting) and when
@@ -182,7 +216,7 @@ def drain(bridge: Bridge) -> list[list[Any]]:
     root.removed.clear()
     for name, space in root.spaces.items():
         out.extend([op, name, file, data] for op, file, data in space.drain())
-    keep = {lib.name} if lib.writable else set()
+    keep = {lib.name} if lib.holds_lock else set()
     for name in sorted(root.held - keep):
         root.unlock(name)
     out.extend(["release", name, "", None] for name in root.released)

@@ -20,7 +20,7 @@ from typing import Any
 
 from palazzo.errors import PalazzoError, ReadOnly, StorageError
 from palazzo.palace import Palace
-from palazzo.persist.palacestore import KEYS, PalaceStore
+from palazzo.persist.palacestore import KEYS, TIP, PalaceStore
 from palazzo.persist.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
 
 
@@ -50,10 +50,10 @@ class PalaceDirectory:
     process writes) never becomes a lifelong writer: before a read it only reloads when the
     files changed; for a write (an operation that ``mutates``) it takes the lock if it is
     free, boots as the writer (or, when the files are unchanged since its last boot, goes on
-    from the memory it has), runs the call and gives the lock back, read-only again. It keeps
-    the lock only across a run of ``reindex`` steps, whose vectors only the last step saves;
-    when it gives the lock back with such vectors unsaved (a run abandoned, or ended by a
-    step that wrote none) it saves them first, so it leaves nothing behind in memory alone.
+    from the memory it has), runs the call and gives the lock back, read-only again, at the
+    end of every call: the vectors of a ``reindex`` step, which the store saves only with the
+    last step of a run, are saved (a compaction) before the lock goes back, so it leaves
+    nothing behind in memory alone and never holds the lock between calls.
 
     A process that opened as the writer keeps the lock until :meth:`close`: it is the one the
     user started in order to write (a CLI command, or the first MCP server), its commands
@@ -80,7 +80,7 @@ class PalaceDirectory:
         self.space = DirectorySpace(self.path)
         self._serial = threading.RLock()  # one call at a time: the store is not thread-safe
         self._owner = self._root.lock(self.path.name)
-        self._holding = False  # a reader holding the lock for a write (or a run of steps)
+        self._holding = False  # a reader holding the lock for the write it runs
         self._closed = False
         self._unsaved_gen: int | None = None  # generation with unsaved reindex vectors
         try:
@@ -114,7 +114,8 @@ class PalaceDirectory:
         if uid is None:  # no POSIX modes here
             return
         for p in self.path.iterdir():
-            if p.name not in (KEYS, ".lock") and not p.name.startswith(("snapshot-", "journal-")):
+            if p.name not in (KEYS, ".lock", TIP) and not p.name.startswith(
+                    ("snapshot-", "journal-", "rejected-", "damaged-")):
                 continue
             with contextlib.suppress(OSError):
                 st = os.lstat(p)  # a link is not followed
@@ -169,14 +170,13 @@ class PalaceDirectory:
             except BaseException:
                 self._give_back()
                 raise
-            running = False  # a run of reindex steps goes on: keep the lock for the next
             try:
-                if name == "reindex":
-                    self._track_reindex(result)
-                    running = self._unsaved_gen is not None
+                if name == "reindex" and result.get("embedded") and result.get("remaining"):
+                    # A step of a run: its vectors are saved before the lock goes back, so
+                    # no other process waits on this one between its calls.
+                    self._unsaved_gen = self.store.status.generation
             finally:
-                if not running:
-                    self._give_back()
+                self._give_back()
             return result
 
     def compact(self) -> None:

@@ -77,7 +77,7 @@ class Library:
         """
         if self.store is None or self.name is None:
             raise ValidationError("no palace is open: open or create one")
-        name, writable = self.name, self.writable
+        name, writable = self.name, self.holds_lock
         try:
             self.store = PalaceStore(self.root.space(name), self._maker(name), self.registry,
                                      self.clock, read_only=not writable)
@@ -98,14 +98,21 @@ class Library:
 
     @property
     def writable(self) -> bool:
-        """Return whether a palace is open here and this library holds its writer lock."""
+        """Return whether a palace is open here and may be written: this library holds its
+        writer lock and its files are not damaged."""
         return self.store is not None and not self.store.status.read_only
+
+    @property
+    def holds_lock(self) -> bool:
+        """Return whether a palace is open here with its writer lock (also when it is
+        read-only because its files are damaged: the lock stays, for its repair)."""
+        return self.store is not None and self.store.writer
 
     def _switch(self, name: str, space: Space, writable: bool) -> dict[str, Any]:
         """Boot ``name`` from ``space`` (writable when its lock was just taken), make it the
         open palace, release the previous palace's lock, and return the new status. If boot
         raises, the previous palace stays open and the new lock is given back."""
-        held_before = self.writable
+        held_before = self.holds_lock
         try:
             store = PalaceStore(space, self._maker(name), self.registry, self.clock,
                                 read_only=not writable)
@@ -117,6 +124,23 @@ class Library:
             self.root.unlock(self.name)
         self.store, self.name = store, name
         return {"palace": name, "status": store.status.to_dict()}
+
+    def check_palace(self) -> dict[str, Any]:
+        """Return {"palace", "backend", "check"}: every file of the open palace read and
+        verified (:meth:`PalaceStore.check`); nothing is changed."""
+        store = self._open_store()
+        return {"palace": self.name, "backend": self.root.kind, "check": store.check()}
+
+    def repair_palace(self) -> dict[str, Any]:
+        """Repair the open palace's damaged files (:meth:`PalaceStore.repair`) and return
+        {"palace", "repair"}. Refused (ReadOnly) when another tab or process holds it."""
+        store = self._open_store()
+        return {"palace": self.name, "repair": store.repair()}
+
+    def _open_store(self) -> PalaceStore:
+        if self.store is None:
+            raise ValidationError("no palace is open: open or create one")
+        return self.store
 
     def storage_status(self) -> dict[str, Any]:
         """Return {"palace", "backend", "status"}: the open palace's storage status."""
@@ -155,6 +179,13 @@ def library_registry() -> Registry:
                       obj({}), lambda lib, a: lib.list_palaces()))
     reg.add(Operation("storage_status", "Where the open palace is kept and what boot found.",
                       obj({}), lambda lib, a: lib.storage_status()))
+    reg.add(Operation("check_palace", "Read every file of the open palace and verify it "
+                      "(checksums, journal records, tip, signing keys); changes nothing.",
+                      obj({}), lambda lib, a: lib.check_palace()))
+    reg.add(Operation("repair_palace", "Repair the open palace's damaged files: keep "
+                      "everything that still verifies, move damaged files aside, set aside "
+                      "records that no longer apply, and write it again.",
+                      obj({}), lambda lib, a: lib.repair_palace(), mutates=True))
     reg.add(Operation("new_palace", "Create an empty palace and open it.",
                       obj(name, ("name",)), lambda lib, a: lib.new_palace(a["name"]),
                       mutates=True))

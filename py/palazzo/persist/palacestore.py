@@ -5,30 +5,45 @@ A palace's space holds generation-numbered files::
     snapshot-00000007.pz   the palace in the columnar snapshot format
                            (:mod:`palazzo.formats.snapshot`; before it, the palace JSON in
                            one checksummed record, still read and rewritten columnar at
-                           the next compaction)
+                           the next compaction), with the journal sequence number it holds
+                           up to
     journal-00000007.log   mutating operations run since that snapshot
-                           (:mod:`palazzo.persist.journal`)
+                           (:mod:`palazzo.persist.journal`); sequence numbers go on across
+                           generations
+    snapshot-00000006.pz   the previous generation, kept until the next compaction: what
+    journal-00000006.log   boot falls back on when the newest snapshot is damaged
+    journal.tip            the last acknowledged append (generation, sequence number, length)
     keys.json              the provenance signing keys (local only, never exported)
     embedder.json          a fitted embedder's parameters (tfidf), so its vectors survive
-    rejected-00000007-000012.log   journal records set aside by :meth:`PalaceStore.repair`
+    rejected-00000007-000012.log   records set aside by :meth:`PalaceStore.repair` (verified,
+                           but they no longer apply), in the journal's format
+    damaged-journal-00000007.log   a damaged file, moved aside (never deleted) by repair
 
-Boot takes the newest snapshot that reads back whole (a torn or corrupt one is skipped; no
-snapshot means an empty palace), replays its journal with each record's clock value, and drops
-a torn or corrupt tail, saying so in :attr:`PalaceStore.status`. A mutating operation is
-acknowledged (its result returned) only after its record was appended and synced; if that
-write fails the store reloads from disk, so memory never holds what disk lost.
+**Crashes lose nothing acknowledged.** A mutating operation is acknowledged (its result
+returned) only after its record was appended and synced; if that write fails the store
+reloads from disk, so memory never holds what disk lost. A crash can leave only a torn tail
+(the last record incomplete) or a snapshot whose compaction did not finish (newer than the
+tip); boot drops both quietly, and a writer cuts them off.
+
+**Damage is never silent** (:mod:`palazzo.persist.recovery`). Anything else that is wrong
+— a record that fails its checksum with data after it, records missing, repeated or out of
+order, a journal shorter than the tip says, a damaged snapshot, tip or ``keys.json`` — opens
+the palace read-only with everything that still verifies: boot reads every record that
+verifies (past damaged bytes), replays them in sequence order, falls back to the previous
+generation when the newest snapshot is damaged, and says in ``status.damage`` and
+``status.problem`` what is damaged and what was read. No write, compaction or cleanup touches
+the files until :meth:`PalaceStore.repair` (``palazzo repair --yes``): it sets aside the
+records that no longer apply (``rejected-…``, with their text in its report), moves every
+damaged file aside (``damaged-…``), and writes what was recovered as a new generation.
 
 **Replay is exact.** A record keeps what the operation did that its arguments and clock do not
 determine: the embedder it ran with and every vector it made
 (:mod:`palazzo.embed.recorded`). Replay runs each record with exactly those vectors, so links,
 paths and deposits come out as they did, whichever embedder the host attaches afterwards (its
 own fingerprint then decides, as for a snapshot, which vectors stay), and nothing is embedded
-again. Swarms are seeded; signing keys are loaded from ``keys.json`` after replay.
-
-**A record that fails on replay is never deleted.** Boot stops before it, opens the palace
-read-only with ``status.stopped_at`` and a problem naming the record and the reason, and leaves
-every file as it is; :meth:`PalaceStore.repair` (``palazzo repair``) moves that record and the
-ones after it into a ``rejected-…`` file, where they stay, and opens the palace for writing.
+again. Swarms are seeded; signing keys are loaded from ``keys.json`` after replay. A record
+that fails on replay is never deleted: boot replays the records after it, opens read-only and
+names it (``status.set_aside``, ``status.stopped_at``); repair sets it aside.
 
 **Operations are atomic.** A mutating operation whose arguments fail their schema changes
 nothing; one that fails while it runs may have changed memory part-way, so the store then
@@ -38,17 +53,20 @@ and rooms; bulk replace) check everything before they change anything, so their 
 (a wrong drawer id) cost no reload. Only a successful operation is journaled.
 
 **Readers see what was acknowledged.** A read-only boot that races a compaction (it read
-snapshot N, then the writer wrote N+1 and deleted N's journal) notices that the files changed
+snapshot N, then the writer wrote N+1 and deleted N-1's files) notices that the files changed
 under it and reads again.
 
-Compaction writes snapshot N+1 whole, then an empty journal N+1, then deletes generation N.
-A crash between any two steps leaves a bootable state: snapshot N+1 torn means generation N
-is still complete; journal N+1 missing means it is empty. No rename is needed, so OPFS and
-IndexedDB spaces can do the same with plain writes.
+Compaction writes snapshot N+1 whole, reads it back and verifies it, writes an empty journal
+N+1 and the tip, then deletes generation N-1 (generation N stays, for a fallback). A crash
+between any two steps leaves a bootable state. No rename is needed, so OPFS and IndexedDB
+spaces can do the same with plain writes. Operations whose durable record is a snapshot
+(import, reindex) take a sequence number and first append a ``saved`` marker to the journal
+before it, so a fallback past their snapshot knows what it lacks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
@@ -61,6 +79,8 @@ from typing import Any
 from palazzo.embed.recorded import RecordedEmbedder, RecordingEmbedder
 from palazzo.errors import (
     NotFound,
+    NotLoaded,
+    PalaceDamaged,
     PalazzoError,
     ReadOnly,
     SnapshotDamaged,
@@ -71,13 +91,16 @@ from palazzo.formats import snapshot
 from palazzo.formats.palacefile import read_palace
 from palazzo.ops import REGISTRY, Operation, Registry
 from palazzo.palace import Palace
-from palazzo.persist import journal
-from palazzo.persist.journal import Record
+from palazzo.persist import journal, recovery
+from palazzo.persist.journal import Record, Tip
+from palazzo.persist.recovery import Entry, Finding
 from palazzo.persist.storage import Space
 
 SNAPSHOT = re.compile(r"snapshot-(\d{8})\.pz")
+JOURNAL = re.compile(r"journal-(\d{8})\.log")
 KEYS = "keys.json"
 EMBEDDER_STATE = "embedder.json"
+TIP = "journal.tip"
 BOOT_TRIES = 20  # a read-only boot that keeps racing compactions gives up after this many
 COMPACT_RECORDS = 500
 COMPACT_BYTES = 32 << 20
@@ -85,8 +108,7 @@ COMPACT_BYTES = 32 << 20
 # carries a whole palace, and reindex only adds vectors (derived data that replay without the
 # embedder could not remake).
 SNAPSHOT_OPS = frozenset({"import", "reindex"})
-
-
+SAVED = "saved"  # the journal's marker of a snapshot operation (what a fallback lacks)
 
 
 def snapshot_name(gen: int) -> str:
@@ -101,9 +123,20 @@ def rejected_name(gen: int, seq: int) -> str:
     return f"rejected-{gen:08d}-{seq:06d}.log"
 
 
+def generation_of(name: str) -> int | None:
+    """Return the generation a snapshot or journal file belongs to, or None for other files."""
+    m = SNAPSHOT.fullmatch(name) or JOURNAL.fullmatch(name)
+    return int(m.group(1)) if m else None
+
+
 @dataclass(slots=True)
 class Status:
-    """What boot found and what has been written since."""
+    """What boot found and what has been written since.
+
+    ``damage`` lists what is wrong with the files (each ``{"file", "what"}``), ``set_aside``
+    the records that verified but did not apply (each :func:`recovery.describe`), ``missing``
+    the sequence ranges no file holds any more; any of them makes the palace read-only until
+    it is repaired. ``dropped_bytes`` is a torn tail (a crash's, never acknowledged)."""
 
     generation: int = 0
     snapshot: bool = False
@@ -115,7 +148,17 @@ class Status:
     journal_bytes: int = 0
     last_saved: float | None = None
     read_only: bool = False
-    stopped_at: int | None = None  # seq of the journal record replay stopped before
+    stopped_at: int | None = None  # seq of the first journal record that failed on replay
+    damage: list[dict[str, str]] = field(default_factory=list)
+    set_aside: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[list[int]] = field(default_factory=list)
+    fallback: int | None = None  # the older generation boot fell back on
+    signing: bool = True
+
+    @property
+    def damaged(self) -> bool:
+        """Return whether anything in the files needs a repair."""
+        return bool(self.damage or self.set_aside or self.missing)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-able status (for the status line and the CLI)."""
@@ -124,7 +167,10 @@ class Status:
                 "problem": self.problem, "skipped_snapshots": list(self.skipped_snapshots),
                 "journal_records": self.journal_records, "journal_bytes": self.journal_bytes,
                 "last_saved": self.last_saved, "read_only": self.read_only,
-                "stopped_at": self.stopped_at}
+                "stopped_at": self.stopped_at, "damaged": self.damaged,
+                "damage": list(self.damage), "set_aside": list(self.set_aside),
+                "missing": [list(m) for m in self.missing], "fallback": self.fallback,
+                "signing": self.signing}
 
 
 class _FrozenClock:
@@ -141,21 +187,22 @@ class _FrozenClock:
         self.palace.clock = self.saved
 
 
-def _load_keyring(palace: Palace, data: bytes | None) -> None:
-    if data is None:
-        return
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise StorageError(f"{KEYS} is unreadable: the signing keys are lost") from None
-    palace.provenance.keyring_from_json(value)
+@dataclass(slots=True)
+class _Base:
+    """The snapshot boot starts from: its palace, generation and the sequence number it
+    holds up to (None: written before snapshots kept it)."""
+
+    palace: Palace
+    generation: int
+    seq: int | None
+    keys: list[str] = field(default_factory=list)  # ids of the signing keys it knew of
 
 
 class PalaceStore:
     """One open palace bound to its space: boot, journaled calls, compaction, repair.
 
     ``read_only`` says this process may not write (another holds the lock); a store whose boot
-    stopped at a failing record is read-only too, but may :meth:`repair` (it is the writer).
+    found damage is read-only too, but may :meth:`repair` (it is the writer).
     """
 
     def __init__(self, space: Space, make_palace: Callable[..., Palace],
@@ -175,6 +222,8 @@ class PalaceStore:
         self._host: Any = None
         self._unsaved_vectors = False  # reindex steps whose vectors no snapshot holds yet
         self._snapshot_bytes = 0  # size of the snapshot the journal follows
+        self._failed: list[tuple[Record, str]] = []  # records set aside (verified, no apply)
+        self._aside: set[str] = set()  # damaged files that repair moves aside
         fresh = not space.names()
         self.boot()
         if fresh and self.writer:
@@ -192,22 +241,33 @@ class PalaceStore:
         palace.drawers.embedder_name = None
         return palace
 
-    def _load_snapshot(self, gen: int) -> Palace | None:
+    def _load_snapshot(self, gen: int) -> _Base | None:
+        """Return the palace of snapshot ``gen``, or None when it is missing or does not read
+        back whole (the reason is in ``self._why``; a whole one this palazzo refuses sets
+        ``self._refused``)."""
         # A buffer of our own: the snapshot's arrays become the palace's without a copy.
         data = self.space.load(snapshot_name(gen))
         if data is None:
+            self._why = "missing"
             return None
         self._snapshot_bytes = len(data)
         try:
             if snapshot.is_snapshot(data):
-                return snapshot.read_snapshot(data, self._make_bare)
+                opened = snapshot.open_snapshot(data)
+                seq = opened.store.get("seq")
+                keys = opened.store.get("keys")
+                return _Base(snapshot.palace_of(opened, self._make_bare), gen,
+                             seq if isinstance(seq, int) else None,
+                             keys if isinstance(keys, list) else [])
             # A palace JSON snapshot (before the columnar format): read, and written in the
             # columnar format at the next compaction.
             found = journal.scan(bytes(data))
             if len(found.records) != 1 or found.problem or found.records[0].op != "snapshot":
+                self._why = found.problem or "not a palace snapshot"
                 return None
-            return read_palace(found.records[0].args, self._make_bare)
-        except SnapshotDamaged:
+            return _Base(read_palace(found.records[0].args, self._make_bare), gen, None)
+        except SnapshotDamaged as err:
+            self._why = str(err)
             return None
         except PalazzoError as err:
             # A whole, checksummed snapshot this palazzo refuses (written by a palazzo whose
@@ -216,19 +276,16 @@ class PalaceStore:
             self._refused = f"{snapshot_name(gen)} is whole but cannot be read here: {err}"
             return None
 
-    def _generations(self) -> list[int]:
-        return sorted((int(m.group(1)) for n in self.space.names()
-                       if (m := SNAPSHOT.fullmatch(n))), reverse=True)
-
     def boot(self) -> Status:
-        """Load the newest whole snapshot and replay its journal; return the status.
+        """Load the newest whole snapshot and replay the journals after it; return the status.
 
-        Never raises for damaged files: a bad snapshot is skipped (named in the status), a bad
-        journal tail is cut off (its size and the reason are in the status; only a writer cuts
-        it), and a record that fails on replay stops the boot read-only with every file kept
-        (``status.stopped_at``). A read-only boot that raced a compaction reads again. Raises
-        StorageError only when the space itself cannot be read. Cost: reading the snapshot
-        plus replaying the journal (decoding recorded vectors, never embedding).
+        Never raises for damaged files: what verifies is read, what does not is named in the
+        status (``damage``, ``set_aside``, ``missing``, ``problem``) and the palace opens
+        read-only with every file kept as it is; only a crash's torn tail (or an unfinished
+        compaction) is dropped quietly, and only a writer cuts it off. A read-only boot that
+        raced a compaction reads again. Raises StorageError only when the space itself cannot
+        be read. Cost: reading the snapshot plus replaying the journal (decoding recorded
+        vectors, never embedding); with damage, reading past it and the fallback's files.
         """
         for _ in range(BOOT_TRIES):
             before = self._journal_names()
@@ -238,72 +295,122 @@ class PalaceStore:
         return status  # still racing: what was read is a state that was acknowledged once
 
     def _journal_names(self) -> tuple[str, ...]:
-        return tuple(n for n in self.space.names()
-                     if SNAPSHOT.fullmatch(n) or n.startswith("journal-"))
+        return tuple(n for n in self.space.names() if generation_of(n) is not None)
+
+    def _read_tip(self, names: set[str], findings: list[Finding]) -> Tip | None:
+        if TIP not in names:
+            return None
+        raw = self.space.read(TIP) or b""
+        tip = Tip.decode(raw)
+        if tip is None and raw:  # an empty tip is a crash while it was first made
+            findings.append(Finding(TIP, "damaged: whether the journal is whole cannot be "
+                                    "checked"))
+            self._aside.add(TIP)
+        return tip
+
+    def _base(self, snaps: list[int], jgens: set[int], tip: Tip | None,
+              findings: list[Finding]) -> _Base | None:
+        """Return the newest snapshot that reads back whole (None: none does, or one this
+        palazzo refuses, ``self._refused``). Damaged ones are findings; one newer than the
+        tip whose generation has no journal is a compaction a crash cut short, dropped."""
+        for g in snaps:
+            try:
+                base = self._load_snapshot(g)
+            except NotLoaded:  # the host reads it now and boots again (the browser)
+                findings.append(Finding(snapshot_name(g), "not read from storage yet"))
+                return None
+            if base is not None or self._refused is not None:
+                return base
+            name = snapshot_name(g)
+            if tip is not None and g > tip.generation and g not in jgens:
+                self._unfinished.append(name)
+                continue
+            findings.append(Finding(name, f"damaged: {self._why}"))
+            self._aside.add(name)
+            self.status.skipped_snapshots.append(name)
+        return None
 
     def _boot_once(self) -> Status:
-        self.status = Status(read_only=not self.writer)
+        st = self.status = Status(read_only=not self.writer)
         self._host = None
         self._unsaved_vectors = False
-        palace, gen = None, 0
         self._refused = None
-        for g in self._generations():
-            palace = self._load_snapshot(g)
-            if palace is not None:
-                gen = g
-                break
-            if self._refused is not None:
-                self.status.read_only = True
-                self.status.problem = (f"{self._refused}; the palace is read-only here so "
-                                       "nothing overwrites it")
-                self.palace = self._make_bare()
-                self._attach_host(self.palace)
-                self._keys = self.palace.provenance.keyring_to_json()
-                return self.status
-            self.status.skipped_snapshots.append(snapshot_name(g))
-        if palace is None:  # never compacted (or every snapshot is damaged): generation 0
-            palace = self._make_bare()
+        self._failed, self._aside, self._unfinished = [], set(), []
+        findings: list[Finding] = []
+        names = set(self.space.names())
+        snaps = sorted((g for n in names if (m := SNAPSHOT.fullmatch(n))
+                        for g in [int(m.group(1))]), reverse=True)
+        jgens = {int(m.group(1)) for n in names if (m := JOURNAL.fullmatch(n))}
+        tip = self._read_tip(names, findings)
+        base = self._base(snaps, jgens, tip, findings)
+        if self._refused is not None:
+            st.read_only = True
+            st.problem = f"{self._refused}; the palace is read-only here so nothing overwrites it"
+            self.palace = self._make_bare()
+            self._attach_host(self.palace)
+            self._keys = self.palace.provenance.keyring_to_json()
+            return st
+        if base is None:  # never compacted, or every snapshot is damaged: an empty palace
+            base = _Base(self._make_bare(), 0, 0)
             self._snapshot_bytes = 0
-        self.status.snapshot = gen > 0
-        self.status.generation = gen
-        if self.status.skipped_snapshots:
-            self.status.problem = "unreadable snapshot(s) skipped: " + ", ".join(
-                self.status.skipped_snapshots)
-        data = self.space.read(journal_name(gen)) or b""
-        found = journal.scan(data)
-        replayed = 0
-        problem = found.problem
-        for record in found.records:
-            try:
-                self._replay(palace, record)
-            except Exception as err:  # a bug on replay must not cost the records after it
-                why = str(err) if isinstance(err, PalazzoError) else \
-                    f"{type(err).__name__}: {err}"
-                problem = (f"journal record {record.seq} ({record.op}) failed on replay: {why}; "
-                           f"it and the {len(found.records) - replayed - 1} record(s) after it "
-                           "are kept on disk, and the palace is read-only until "
-                           "`palazzo repair` sets them aside")
-                self.status.stopped_at = record.seq
-                self.status.read_only = True
-                # The failed record may have changed memory part-way: replay again up to it.
-                palace = self._replay_prefix(gen, found.records[:replayed])
-                break
-            replayed += 1
-        good = found.ends[replayed - 1] if replayed else 0
-        self.seq = found.records[replayed - 1].seq if replayed else 0
-        if self.status.stopped_at is None and good < len(data) and self.writer:
-            self.space.truncate(journal_name(gen), good)  # only a torn or corrupt tail
-        self.status.replayed = replayed
-        self.status.dropped_bytes = 0 if self.status.stopped_at is not None else len(data) - good
-        if problem:
-            self.status.problem = "; ".join(filter(None, [self.status.problem, problem]))
-        self.status.journal_records = replayed
-        self.status.journal_bytes = good
-        self._attach_host(palace)
-        _load_keyring(palace, self.space.read(KEYS))
-        self._keys = palace.provenance.keyring_to_json()
+        live = [g for g in snaps if snapshot_name(g) not in self._unfinished]
+        newest = max([base.generation, *live, *jgens, tip.generation if tip else 0])
+        for g in sorted(jgens):
+            if base.generation < g and g not in snaps:
+                # Compaction writes a snapshot before its journal: a journal without its
+                # snapshot means the snapshot was lost (the fallback replays around it).
+                findings.append(Finding(snapshot_name(g), "missing (its journal is here)"))
+        entries, lengths, torn = self._chain(base.generation, newest, jgens, findings)
+        ordered = recovery.order(entries, base.seq, journal_name)
+        findings += ordered.findings
+        kept = ordered.kept
+        if kept and kept[-1].record.op == SAVED and kept[-1].generation == newest:
+            # An import's marker with no snapshot after it: the import's compaction did not
+            # finish (a crash or a failed write), so the import was never acknowledged.
+            pending = kept.pop()
+            torn = journal.Span(pending.start, lengths[newest], "an import's marker with no "
+                                "snapshot after it")
+        last = max([base.seq or 0, *(e.record.seq for e in kept),
+                    *(e.record.seq for e in ordered.conflicts)])
+        self._failed += [(e.record, "a second, different record with its sequence number")
+                         for e in ordered.conflicts]
+        if tip is not None:
+            gens = {*live, *jgens, *(int(m.group(1)) for n in st.skipped_snapshots
+                                     if (m := SNAPSHOT.fullmatch(n)))}
+            if tip.generation >= base.generation:
+                findings += recovery.check_tip(tip, lengths, gens, last, journal_name)
+            elif last < tip.seq:
+                findings.append(Finding(snapshot_name(base.generation), f"holds records up "
+                                        f"to {last}, but {tip.seq} were acknowledged"))
+        palace, applied = self._replay_all(base, kept)
+        st.generation = newest
+        st.snapshot = base.generation > 0
+        st.fallback = base.generation if base.generation < newest and snaps else None
+        st.replayed = len(applied)
+        self.seq = last
         self.palace = palace
-        if palace.text_index.retokenised and self.writer and not self.status.read_only:
+        self._attach_host(palace)
+        self._load_keys(palace, base.keys, findings)
+        self._keys = palace.provenance.keyring_to_json()
+        st.missing = [list(m) for m in ordered.missing]
+        st.damage = [f.to_dict() for f in findings]
+        st.set_aside = [recovery.describe(r, why) for r, why in
+                        sorted(self._failed, key=lambda x: x[0].seq)]
+        st.stopped_at = min((r.seq for r, _ in self._failed), default=None)
+        st.journal_records = sum(e.generation == newest for e in applied)
+        st.journal_bytes = torn.start if torn is not None else lengths.get(newest, 0)
+        if torn is not None:
+            st.dropped_bytes = torn.end - torn.start
+        st.problem = self._problem(findings, torn)
+        if st.damaged:
+            st.read_only = True
+        elif self.writer:
+            # Only what a crash leaves: a torn tail, snapshots of an unfinished compaction.
+            if torn is not None:
+                self.space.truncate(journal_name(newest), torn.start)
+            for name in self._unfinished:
+                self.space.delete(name)
+        if palace.text_index.retokenised and self.writer and not st.read_only:
             # The snapshot's word index was tokenised the old way and rebuilt on reading
             # (seconds at 20k drawers): save it now so later opens read it as it is. A save
             # that fails leaves the palace open as read; the next open rebuilds again.
@@ -312,12 +419,113 @@ class PalaceStore:
                 palace.text_index.retokenised = False
             except (PalazzoError, OSError):
                 pass
-        return self.status
+        return st
 
-    def _replay_prefix(self, gen: int, records: list[Record]) -> Palace:
-        palace = self._load_snapshot(gen) if gen else None
-        if palace is None:
-            palace = self._make_bare()
+    def _chain(self, base: int, newest: int, jgens: set[int], findings: list[Finding]
+               ) -> tuple[list[Entry], dict[int, int], journal.Span | None]:
+        """Return (every record that verifies in the journals of generations ``base`` to
+        ``newest``, each journal's length, the newest journal's torn tail). Damaged spans, and
+        a torn tail in a journal a later generation follows, are findings."""
+        entries: list[Entry] = []
+        lengths: dict[int, int] = {}
+        torn = None
+        for g in sorted(x for x in jgens if x >= base):
+            name = journal_name(g)
+            data = self.space.read(name) or b""
+            lengths[g] = len(data)
+            found = journal.scan(data)
+            for span in found.damaged:
+                findings.append(Finding(name, span.reason))
+                self._aside.add(name)
+            if found.torn is not None:
+                if g == newest:
+                    torn = found.torn
+                else:
+                    findings.append(Finding(name, f"{found.torn.reason}, in a journal that a "
+                                            "later generation follows"))
+                    self._aside.add(name)
+            entries += [Entry(r, g, a, b) for r, a, b in
+                        zip(found.records, found.starts, found.ends, strict=True)]
+        return entries, lengths, torn
+
+    def _replay_all(self, base: _Base, kept: list[Entry]) -> tuple[Palace, list[Entry]]:
+        """Replay ``kept`` on the base palace; return (the palace, the entries applied). A
+        record that fails is set aside (``self._failed``) and the records after it still
+        replay; when it may have changed memory part-way, the palace is replayed again up to
+        it. Cost: one replay, plus one per failure that is not a clean refusal."""
+        palace = base.palace
+        applied: list[Entry] = []
+        for e in kept:
+            try:
+                self._replay(palace, e.record)
+            except Exception as err:  # a bug on replay must not cost the records after it
+                why = str(err) if isinstance(err, PalazzoError) else \
+                    f"{type(err).__name__}: {err}"
+                self._failed.append((e.record, why))
+                clean = isinstance(err, _Saved) or (
+                    isinstance(err, ValidationError | NotFound) and
+                    e.record.op in self.registry.names() and
+                    self.registry.get(e.record.op).atomic)
+                if not clean:
+                    palace = self._replay_prefix(base, [a.record for a in applied])
+                continue
+            applied.append(e)
+        return palace, applied
+
+    def _problem(self, findings: list[Finding], torn: journal.Span | None) -> str | None:
+        """Return the status line's problem: what is damaged and what was still read."""
+        st = self.status
+        parts = []
+        if findings:
+            f = findings[0]
+            more = f" (and {len(findings) - 1} more: see status.damage)" if \
+                len(findings) > 1 else ""
+            parts.append(f"{f.file}: {f.what}{more}")
+        if self._failed:
+            r, why = min(self._failed, key=lambda x: x[0].seq)
+            more = f" (and {len(self._failed) - 1} more)" if len(self._failed) > 1 else ""
+            parts.append(f"journal record {r.seq} ({r.op}) failed on replay: {why}{more}")
+        if st.damaged:
+            read = f"{st.replayed} journal record(s) replayed"
+            if st.fallback is not None:
+                read = (f"fell back to generation {st.fallback} (its snapshot and the "
+                        f"journals since), {read}")
+            parts.append(f"{read}; read-only until it is repaired (`palazzo repair --yes` "
+                         "recovers what verifies and keeps every damaged file)")
+        elif torn is not None:
+            parts.append(f"{torn.reason}: a write a crash cut short was dropped")
+        elif self._unfinished:
+            parts.append("a compaction a crash cut short was dropped: " +
+                         ", ".join(self._unfinished))
+        return "; ".join(parts) or None
+
+    def _load_keys(self, palace: Palace, known: list[str], findings: list[Finding]) -> None:
+        """Give ``palace`` the signing keys of ``keys.json``; a damaged file, or one missing
+        keys the snapshot knew of (``known``), is a finding and turns signing off (a damaged
+        file is kept for repair to salvage what still verifies)."""
+        data = self.space.read(KEYS)
+        try:
+            if data is None:
+                if known:
+                    raise ValidationError(f"missing, and the snapshot knew of {len(known)} "
+                                          "signing key(s)")
+                return
+            value = recovery.read_keys(data)
+            lost = set(known) - {k["key_id"] for k in value["keys"]}
+            if lost:
+                raise ValidationError(f"{len(lost)} signing key(s) the snapshot knew of are "
+                                      "missing")
+            palace.provenance.keyring_from_json(value)
+        except ValidationError as err:
+            findings.append(Finding(KEYS, f"damaged ({err}): signing is off, and tokens its "
+                                    "keys signed cannot be checked"))
+            if data is not None:
+                self._aside.add(KEYS)
+            self.status.signing = False
+
+    def _replay_prefix(self, base: _Base, records: list[Record]) -> Palace:
+        again = self._load_snapshot(base.generation) if base.generation else None
+        palace = again.palace if again is not None else self._make_bare()
         for record in records:
             self._replay(palace, record)
         return palace
@@ -325,6 +533,9 @@ class PalaceStore:
     def _replay(self, palace: Palace, record: Record) -> None:
         """Run ``record`` again on ``palace`` with its clock and the embedder (and vectors) it
         ran with; a record written before effects existed runs with the host's embedder."""
+        if record.op == SAVED:
+            _replay_saved(record)
+            return
         effects = record.effects
         if effects is None:
             if self._host is not None:
@@ -372,9 +583,10 @@ class PalaceStore:
 
         Returns the operation's result. Raises what the operation raises (nothing changed,
         nothing written: a failure part-way reloads the palace from disk first), ReadOnly for a
-        write on a read-only store (and for a read that would have to store a new signing
-        key), StorageError when the record could not be written (the store then reloads from
-        disk). Hosts that already looked the operation up (the bridge) call this directly.
+        write on a read-only store (PalaceDamaged when its files are damaged; and ReadOnly for
+        a read that would have to store a new signing key), StorageError when the record could
+        not be written (the store then reloads from disk). Hosts that already looked the
+        operation up (the bridge) call this directly.
         """
         name = op.name
         if not op.mutates:
@@ -382,7 +594,7 @@ class PalaceStore:
             self._save_keys()
             return result
         if self.status.read_only:
-            raise ReadOnly(self._read_only_reason())
+            raise self._read_only_error()
         if name in SNAPSHOT_OPS:
             with _FrozenClock(self.palace, float(self.clock())):
                 result = self._run(op, args)
@@ -393,13 +605,7 @@ class PalaceStore:
                 self._unsaved_vectors |= bool(result.get("embedded"))
                 if result.get("remaining") or not self._unsaved_vectors:
                     return result
-            try:
-                self.compact()
-            except Exception as err:
-                self.boot()
-                if isinstance(err, StorageError):
-                    raise
-                raise StorageError(f"the change was not saved: {err}") from None
+            self._save_as_snapshot(name)
             return result
         try:
             args_copy = copy.deepcopy(args)
@@ -432,6 +638,7 @@ class PalaceStore:
                     f"{name} made a journal record of {len(data)} bytes, more than the "
                     f"{journal.MAX_RECORD} a record may hold; nothing was changed (split it)")
             self.space.append(journal_name(self.status.generation), data)
+            self._write_tip(record.seq, self.status.journal_bytes + len(data))
             self._save_keys()
         except Exception as err:
             self.boot()  # memory must not hold what the disk does not
@@ -455,6 +662,36 @@ class PalaceStore:
                     self.status.problem, f"compaction failed (the journal goes on): {err}"]))
         return result
 
+    def _save_as_snapshot(self, name: str) -> None:
+        """Make the result of snapshot operation ``name`` durable: a compaction. An import
+        first appends a ``saved`` marker (its own sequence number, which the snapshot holds)
+        to the journal before it, so that a fallback past a damaged snapshot names the import
+        it lacks instead of missing it without a word. A marker that no snapshot followed (a
+        failure or crash before the compaction finished) was never acknowledged: removed here,
+        or by the next writer's boot."""
+        gen, at = self.status.generation, self.status.journal_bytes
+        marked = name == "import"
+        try:
+            if marked:
+                marker = Record(self.seq + 1, SAVED, {"op": name, "snapshot": snapshot_name(
+                    gen + 1), "drawers": self.palace.counts()["drawers"]}, float(self.clock()))
+                self.space.append(journal_name(gen), journal.encode(marker))
+                self.seq = marker.seq
+            self.compact()
+        except Exception as err:
+            if marked:
+                with contextlib.suppress(PalazzoError, OSError):
+                    self.space.truncate(journal_name(gen), at)
+            self.boot()
+            if isinstance(err, StorageError):
+                raise
+            raise StorageError(f"the change was not saved: {err}") from None
+
+    def _write_tip(self, seq: int, length: int) -> None:
+        """Record that the journal of the current generation holds ``length`` acknowledged
+        bytes up to record ``seq``. Cost: one small write, no sync (see Space.mark)."""
+        self.space.mark(TIP, Tip(self.status.generation, seq, length).encode())
+
     def _run(self, op: Operation, args: dict[str, Any]) -> dict[str, Any]:
         """Run a mutating operation; if it fails part-way, reload the palace from disk (so
         memory holds exactly what was acknowledged) and re-raise. An ``atomic`` operation's
@@ -470,32 +707,49 @@ class PalaceStore:
             self.boot()
             raise
 
-    def _read_only_reason(self) -> str:
-        if self.status.stopped_at is not None:
-            return (f"this palace stopped at journal record {self.status.stopped_at} when it "
-                    "was opened (see its status); it is read-only until `palazzo repair`")
-        return ("this palace is open for writing elsewhere (another tab or process); it is "
-                "read-only here")
+    def _read_only_error(self) -> ReadOnly:
+        """Return the error a write on this read-only store raises, saying why it is."""
+        if self.status.damaged:
+            return PalaceDamaged(
+                f"this palace is damaged ({self.status.problem.split('; read-only')[0]}); it "
+                "is read-only until it is repaired: `palazzo repair --yes` (or Repair in the "
+                "browser's Palaces tab) recovers what verifies and keeps every damaged file")
+        if self.status.problem and self._refused is not None:
+            return ReadOnly(self.status.problem)
+        return ReadOnly("this palace is open for writing elsewhere (another tab or process); "
+                        "it is read-only here")
 
     def _save_keys(self) -> None:
         keys = self.palace.provenance.keyring_to_json()
         if keys == self._keys:
             return
-        if self.status.read_only:
+        if self.status.read_only or not self.status.signing:
             # A key made here could never be stored, so nothing it signed would verify later.
             self.palace.provenance.keyring_from_json(self._keys)
+            if not self.status.signing:
+                raise PalaceDamaged(f"signing is off: {KEYS} is damaged; repair the palace "
+                                    "(`palazzo repair --yes`) to sign again")
             raise ReadOnly("signing needs a new key, and this read-only copy of the palace "
                            "cannot store one: sign where the palace is open for writing")
-        self.space.write(KEYS, json.dumps(keys, sort_keys=True).encode("utf-8"))
+        self.space.write(KEYS, recovery.keys_bytes(keys))
         self._keys = keys
 
-    def compact(self) -> Status:
-        """Write the palace as snapshot N+1, start journal N+1, delete generation N."""
+    # -- compaction, check and repair ---------------------------------------------------------
+    def compact(self, keep_previous: bool = True) -> Status:
+        """Write the palace as snapshot N+1, read it back and verify it, start journal N+1,
+        then delete the generations before N (``keep_previous``; else every older one).
+
+        Returns the status. Raises ReadOnly on a read-only store, StorageError when the
+        snapshot would be too large or did not read back whole (it is deleted again, and the
+        palace stays at generation N). Cost: writing the palace once and reading it back (a
+        CRC-32 over the file); on disk, the previous generation stays until the next one.
+        """
         if self.status.read_only:
-            raise ReadOnly(self._read_only_reason())
+            raise self._read_only_error()
         old = self.status.generation
         new = old + 1
-        pieces = snapshot.snapshot_parts(self.palace)
+        keys = [k["key_id"] for k in (self._keys or {}).get("keys", [])]
+        pieces = snapshot.snapshot_parts(self.palace, {"seq": self.seq, "keys": keys})
         size = sum(len(p) for p in pieces)
         if size > journal.MAX_RECORD:  # what boot reads back: keep generation N
             raise StorageError(f"the palace is {size} bytes as a snapshot, more than "
@@ -503,14 +757,18 @@ class PalaceStore:
         state = _fit_state(self.palace)
         if state is not None:
             self.space.write(EMBEDDER_STATE, state)
-        self.space.write(snapshot_name(new), pieces)  # a directory writes piece by piece
+        name = snapshot_name(new)
+        self.space.write(name, pieces)  # a directory writes piece by piece
+        del pieces
+        self._verify(name)
         self.space.write(journal_name(new), b"")
-        for name in self.space.names():
-            m = SNAPSHOT.fullmatch(name)
-            if (m and int(m.group(1)) < new) or (name.startswith("journal-") and
-                                                  name != journal_name(new)):
-                self.space.delete(name)
         self.status.generation = new
+        self._write_tip(self.seq, 0)
+        keep = old if keep_previous else new
+        for n in self.space.names():
+            g = generation_of(n)
+            if g is not None and g < keep:
+                self.space.delete(n)
         self._snapshot_bytes = size
         self.status.snapshot = True
         self._unsaved_vectors = False
@@ -519,30 +777,210 @@ class PalaceStore:
         self.status.last_saved = float(self.clock())
         return self.status
 
-    def repair(self) -> dict[str, Any]:
-        """Set aside the journal records boot could not replay and open the palace for
-        writing; return {"rejected": file name, "records": count} (nothing to do: None and 0).
+    def _verify(self, name: str) -> None:
+        """Read the snapshot just written back from the space and check it whole (its
+        checksums and the sequence number it holds); delete it and raise StorageError when it
+        is not. Cost: reading the file once."""
+        try:
+            data = self.space.load(name)
+            why = "it is missing"
+            if data is not None:
+                held = snapshot.open_snapshot(data).store.get("seq")
+                why = None if held == self.seq else f"it holds record {held}, not {self.seq}"
+        except (SnapshotDamaged, StorageError) as err:
+            why = str(err)
+        if why is not None:
+            with contextlib.suppress(PalazzoError, OSError):
+                self.space.delete(name)
+            raise StorageError(f"{name} did not read back whole ({why}); the palace stays at "
+                               f"generation {self.status.generation}")
 
-        The records are moved, not deleted: their bytes go to ``rejected-<gen>-<seq>.log``
-        (synced) before the journal is cut, so a crash between the two leaves both. Raises
-        ReadOnly when another process holds the palace.
+    def repair(self) -> dict[str, Any]:
+        """Recover everything that still verifies and open the palace for writing again;
+        return what was done.
+
+        Records that verified but no longer apply go to ``rejected-<gen>-<seq>.log`` (the
+        journal's format) and are listed with their text; every damaged file is moved aside
+        to ``damaged-<name>`` (never deleted); the signing keys that still verify are kept;
+        then the palace as boot recovered it is written as a new generation (twice, so it has
+        a previous generation at once). Returns {"repaired", "rejected", "records",
+        "set_aside", "moved", "missing", "damage", "keys_dropped", "status"}; with nothing to
+        repair, "repaired" is False and nothing is written. Raises ReadOnly when another
+        process holds the palace, or when a whole snapshot this palazzo cannot read is there
+        (a newer palazzo must open it). Cost: two compactions.
         """
         if not self.writer:
-            raise ReadOnly(self._read_only_reason() if self.status.stopped_at is None else
-                           "another process holds this palace; repair it there")
-        stop = self.status.stopped_at
-        if stop is None:
-            return {"rejected": None, "records": 0}
-        gen = self.status.generation
-        data = self.space.read(journal_name(gen)) or b""
-        found = journal.scan(data)
-        cut = found.ends[self.status.replayed - 1] if self.status.replayed else 0
-        name = rejected_name(gen, stop)
-        self.space.write(name, data[cut:])
-        self.space.truncate(journal_name(gen), cut)
+            raise ReadOnly("another process holds this palace; repair it there")
+        if self._refused is not None:
+            raise ReadOnly(self.status.problem or "this palace cannot be read here")
+        st = self.status
+        out: dict[str, Any] = {"repaired": False, "rejected": None, "records": 0,
+                               "set_aside": list(st.set_aside), "moved": [],
+                               "missing": list(st.missing), "damage": list(st.damage),
+                               "keys_dropped": 0}
+        if not st.damaged:
+            out["status"] = st.to_dict()
+            return out
+        names = set(self.space.names())
+        failed = sorted(self._failed, key=lambda x: x[0].seq)
+        if failed:
+            out["rejected"] = rejected_name(st.generation, failed[0][0].seq)
+            self.space.write(out["rejected"], b"".join(journal.encode(r) for r, _ in failed))
+            out["records"] = len(failed)
+        keys = None
+        if KEYS in self._aside:
+            keys, out["keys_dropped"] = recovery.salvage_keys(self.space.read(KEYS) or b"")
+        for name in sorted(self._aside):
+            to = recovery.aside_name(name, names)
+            self.space.rename(name, to)
+            names.add(to)
+            out["moved"].append({"file": name, "to": to})
+        if keys is not None:
+            self.palace.provenance.keyring_from_json(keys)
+        st.read_only, st.signing = False, True
+        st.damage, st.set_aside, st.missing = [], [], []
+        self._failed, self._aside = [], set()
+        self._keys = None
+        self._save_keys()  # before the snapshots, which name the keys they knew of
+        self.compact(keep_previous=False)
+        self.compact()
         self.boot()
-        return {"rejected": name, "records": len(found.records) - self.status.replayed,
-                "status": self.status.to_dict()}
+        out["repaired"] = True
+        out["status"] = self.status.to_dict()
+        return out
+
+    def check(self) -> dict[str, Any]:
+        """Read every file of the palace and verify it; return {"ok", "files", "damage",
+        "status"} without changing anything.
+
+        ``files`` has one entry per file: its name, its role (current or previous
+        generation, tip, keys, set aside, other) and what was found. A damaged file of the
+        previous generation is reported but is not damage to the palace (only a fallback
+        would need it). ``ok`` is False when the palace is damaged (the boot's findings) or
+        any file of the current generation fails. Cost: reading every file once (every
+        snapshot's checksums, every journal record).
+        """
+        names = sorted(self.space.names())
+        gens = sorted({g for n in names if (g := generation_of(n)) is not None})
+        current = self.status.generation
+        files = []
+        bad_current = False
+        held: dict[int, int | None] = {}  # generation -> the record its snapshot holds up to
+        seqs: dict[int, list[int]] = {}  # generation -> its journal's sequence numbers
+        for name in names:
+            g = generation_of(name)
+            role = ("current" if g == current else "previous" if g is not None and g < current
+                    else "newer" if g is not None else _role(name))
+            found = self._check_file(name, g == current, held, seqs)
+            files.append({"file": name, "role": role, "bytes": len(self.space.read(name) or
+                                                                    b""), **found})
+            if not found["ok"] and role in ("current", "newer", "tip", "keys"):
+                bad_current = True
+        self._check_chain(files, held, seqs)
+        ok = not self.status.damaged and not bad_current
+        return {"ok": ok, "generations": gens, "files": files,
+                "damage": list(self.status.damage), "status": self.status.to_dict()}
+
+    @staticmethod
+    def _check_chain(files: list[dict[str, Any]], held: dict[int, int | None],
+                     seqs: dict[int, list[int]]) -> None:
+        """Mark each journal whose records do not lead from its snapshot to the next one:
+        journal N holds the records after what snapshot N holds, up to what snapshot N+1
+        holds (a record lost at either end, found only by this)."""
+        for g, numbers in seqs.items():
+            start, end = held.get(g), held.get(g + 1)
+            first = numbers[0] if numbers else None
+            last = numbers[-1] if numbers else None
+            why = None
+            if start is not None and first is not None and first != start + 1:
+                why = f"its first record is {first}, but its snapshot holds up to {start}"
+            elif end is not None and (last if last is not None else start) not in (end, None):
+                why = (f"it ends at record {last if last is not None else start}, but the "
+                       f"next snapshot holds up to {end}")
+            if why is not None:
+                entry = next(f for f in files if f["file"] == journal_name(g))
+                entry["ok"] = False
+                entry["found"] += f"; {why}"
+
+    def _check_file(self, name: str, current: bool, held: dict[int, int | None],
+                    seqs: dict[int, list[int]]) -> dict[str, Any]:
+        """Return {"ok", "found"} for one file (see :meth:`check`); note what a snapshot holds
+        up to in ``held`` and a journal's sequence numbers in ``seqs``."""
+        data = self.space.read(name) or b""
+        if m := SNAPSHOT.fullmatch(name):
+            if not snapshot.is_snapshot(data):
+                found = journal.scan(data)
+                ok = len(found.records) == 1 and not found.problem
+                return {"ok": ok, "found": "a palace JSON snapshot" if ok else
+                        f"damaged: {found.problem or 'not a snapshot'}"}
+            try:
+                opened = snapshot.open_snapshot(bytearray(data))
+            except SnapshotDamaged as err:
+                return {"ok": False, "found": f"damaged: {err}"}
+            except PalazzoError as err:
+                return {"ok": True, "found": f"whole, but not read here: {err}"}
+            seq = opened.store.get("seq")
+            held[int(m.group(1))] = seq if isinstance(seq, int) else None
+            return {"ok": True, "found": f"whole, holds records up to "
+                    f"{seq if seq is not None else 'an unknown number'}"}
+        if m := JOURNAL.fullmatch(name):
+            found = journal.scan(data)
+            numbers = [r.seq for r in found.records]
+            seqs[int(m.group(1))] = numbers
+            what = f"{len(numbers)} record(s)"
+            if numbers:
+                what += f", {numbers[0]}-{numbers[-1]}"
+            problems = [s.reason for s in found.damaged]
+            if numbers and numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+                problems.append("its records are not numbered one after another "
+                                "(repeated, missing or out of order)")
+            if found.torn is not None:
+                problems.append(f"a torn tail ({found.torn.reason})" if current else
+                                f"cut short ({found.torn.reason}) in a journal a later "
+                                "generation follows")
+            ok = not problems or (current and len(problems) == 1 and found.torn is not None)
+            return {"ok": ok, "found": "; ".join([what, *problems])}
+        if name == TIP:
+            tip = Tip.decode(data)
+            return {"ok": tip is not None, "found": "damaged" if tip is None else
+                    f"generation {tip.generation}, record {tip.seq}, {tip.length} bytes"}
+        if name == KEYS:
+            try:
+                keys = recovery.read_keys(data)
+            except ValidationError as err:
+                return {"ok": False, "found": f"damaged: {err}"}
+            return {"ok": True, "found": f"{len(keys['keys'])} signing key(s)"}
+        if name == EMBEDDER_STATE:
+            ok = len(data) >= 4 and zlib.crc32(data[4:]).to_bytes(4, "little") == data[:4]
+            return {"ok": ok, "found": "a fitted embedder" if ok else
+                    "damaged: the fitted embedder's vectors will be made again"}
+        return {"ok": True, "found": _role(name)}
+
+
+class _Saved(StorageError):
+    """Replay reached the marker of an import whose snapshot is not there (private: boot
+    sets the record aside with this reason)."""
+
+
+def _replay_saved(record: Record) -> None:
+    """Replay a ``saved`` marker: the operation it marks lives only in its snapshot, so a
+    boot that reaches the marker fell back past that snapshot and does not have it."""
+    args = record.args
+    raise _Saved(f"the {args.get('op', 'operation')} of {args.get('drawers', '?')} drawer(s) "
+                 f"saved as {args.get('snapshot', 'a snapshot')} is only in that snapshot: "
+                 "import its file again")
+
+
+def _role(name: str) -> str:
+    if name == TIP:
+        return "tip"
+    if name == KEYS:
+        return "keys"
+    if name == EMBEDDER_STATE:
+        return "embedder"
+    if name.startswith((recovery.ASIDE, "rejected-")):
+        return "set aside"
+    return "not a palace file (left alone)"
 
 
 def _inner(embedder: Any) -> Any:

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Protocol
 
-from palazzo.errors import NotFound, StorageError, ValidationError
+from palazzo.errors import NotFound, NotLoaded, StorageError, ValidationError
 
 PALACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}")
 
@@ -46,6 +46,8 @@ class Space(Protocol):
     def append(self, name: str, data: bytes) -> None: ...
     def truncate(self, name: str, size: int) -> None: ...
     def delete(self, name: str) -> None: ...
+    def rename(self, name: str, new: str) -> None: ...
+    def mark(self, name: str, data: bytes) -> None: ...
 
 
 class Root(Protocol):
@@ -97,6 +99,15 @@ class MemorySpace:
     def delete(self, name: str) -> None:
         """Remove the file if it exists."""
         self.files.pop(name, None)
+
+    def rename(self, name: str, new: str) -> None:
+        """Give the file ``name`` the name ``new`` (replacing a file of that name)."""
+        if name in self.files:
+            self.files[new] = self.files.pop(name)
+
+    def mark(self, name: str, data: bytes) -> None:
+        """Replace a small file's bytes (the journal's tip): :meth:`write`, here."""
+        self.write(name, data)
 
 
 class MemoryRoot:
@@ -268,6 +279,35 @@ class DirectorySpace:
         except OSError as err:
             raise StorageError(f"cannot delete {self._file(name)}: {err.strerror}") from None
 
+    def rename(self, name: str, new: str) -> None:
+        """Give the file ``name`` the name ``new`` (replacing a file of that name), then
+        fsync the directory. Cost: a rename; no byte is copied."""
+        source, target = self._file(name), self._file(new)
+        try:
+            os.replace(source, target)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            raise StorageError(f"cannot rename {source}: {err.strerror}") from None
+        self._sync_dir()
+
+    def mark(self, name: str, data: bytes) -> None:
+        """Overwrite a small file in place with ``data`` of the same size each time, without
+        a sync: the journal's tip, rewritten after every acknowledged append. Why no sync: it
+        only ever lags what it describes (the append before it was synced), so a crash
+        leaves it older, never ahead, and a write costs no second fsync. Cost: one
+        ``write``."""
+        target = self._file(name)
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | self._BINARY, self.FILE_MODE)
+            try:
+                os.write(fd, data)  # at offset 0: opened without O_APPEND
+                os.ftruncate(fd, len(data))
+            finally:
+                os.close(fd)
+        except OSError as err:
+            raise StorageError(f"cannot write {target}: {err.strerror}") from None
+
     def _sync_dir(self) -> None:
         try:
             fd = os.open(self.path, os.O_RDONLY)
@@ -353,16 +393,53 @@ class QueuedSpace(MemorySpace):
     For hosts whose storage is asynchronous (the browser's OPFS and IndexedDB): the host loads
     the files into the mirror before boot, and after every call it takes :meth:`drain` and
     writes those changes, in order, before it answers the caller. Reads come from the mirror.
+    A file the host listed but did not read (given as None: an older generation's snapshot,
+    needed only for a fallback) raises :class:`~palazzo.errors.NotLoaded` when read, and its
+    name is kept in ``wanted`` for the host to read and supply (:meth:`supply`).
     """
 
-    def __init__(self, files: dict[str, bytes] | None = None) -> None:
+    def __init__(self, files: dict[str, bytes | None] | None = None) -> None:
         super().__init__()
+        self.deferred: set[str] = set()
+        self.wanted: list[str] = []
         for name, data in (files or {}).items():
-            self.files[name] = bytearray(data)
+            if data is None:
+                self.deferred.add(name)
+            else:
+                self.files[name] = bytearray(data)
         self.pending: list[tuple[str, str, bytes | int | None]] = []
+
+    def names(self) -> list[str]:
+        """Return the file names, sorted, those not read yet included."""
+        return sorted({*self.files, *self.deferred})
+
+    def _loaded(self, name: str) -> None:
+        if name in self.deferred:
+            if name not in self.wanted:
+                self.wanted.append(name)
+            raise NotLoaded(name)
+
+    def read(self, name: str) -> bytes | None:
+        """Return the file's bytes (None: no such file); raise NotLoaded for one not read."""
+        self._loaded(name)
+        return super().read(name)
+
+    def load(self, name: str) -> bytearray | None:
+        """As :meth:`MemorySpace.load`; raise NotLoaded for a file not read yet."""
+        self._loaded(name)
+        return super().load(name)
+
+    def supply(self, files: dict[str, bytes]) -> None:
+        """Give the mirror files the host read because they were wanted."""
+        for name, data in files.items():
+            if name in self.deferred:
+                self.deferred.discard(name)
+                self.files[name] = bytearray(data)
+        self.wanted = [n for n in self.wanted if n in self.deferred]
 
     def write(self, name: str, data: bytes | list[memoryview]) -> None:
         """Replace the file in the mirror and queue ("write", name, its bytes)."""
+        self.deferred.discard(name)
         super().write(name, data)
         self.pending.append(("write", name, bytes(self.files[name])))
 
@@ -379,7 +456,25 @@ class QueuedSpace(MemorySpace):
     def delete(self, name: str) -> None:
         """Remove the mirror's file and queue ("delete", name, None)."""
         super().delete(name)
+        self.deferred.discard(name)
         self.pending.append(("delete", name, None))
+
+    def rename(self, name: str, new: str) -> None:
+        """Rename the mirror's file and queue ("rename", name, new)."""
+        if name in self.deferred:
+            self.deferred.discard(name)
+            self.deferred.add(new)
+        elif name in self.files:
+            super().rename(name, new)
+        else:
+            return
+        self.pending.append(("rename", name, new))
+
+    def mark(self, name: str, data: bytes) -> None:
+        """Replace the mirror's small file and queue ("mark", name, its bytes): the host
+        writes it in place."""
+        MemorySpace.write(self, name, data)
+        self.pending.append(("mark", name, bytes(data)))
 
     def drain(self) -> list[tuple[str, str, bytes | int | None]]:
         """Return the queued changes, oldest first, and forget them."""
@@ -408,8 +503,9 @@ class QueuedRoot:
         self.removed: list[str] = []
         self.released: list[str] = []
 
-    def load(self, name: str, files: dict[str, bytes]) -> None:
-        """Give the mirror of ``name`` the files the host read (replacing the old mirror).
+    def load(self, name: str, files: dict[str, bytes | None]) -> None:
+        """Give the mirror of ``name`` the files the host read (replacing the old mirror); a
+        file given as None is kept in storage, unread, until boot wants it.
 
         Raises StorageError when the old mirror still has changes the host has not taken:
         replacing it would lose them."""

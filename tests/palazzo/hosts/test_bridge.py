@@ -87,7 +87,7 @@ def test_the_worker_reopens_its_boot_palace_without_losing_the_lock():
     worker.grant(bridge, name, True)
     assert bridge.call("open_palace", {"name": name})["status"]["read_only"] is False
     bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "after re-opening"})
-    assert [op for op, *_ in worker.drain(bridge)] == ["append"]
+    assert [op for op, *_ in worker.drain(bridge)] == ["append", "mark"]
     assert worker.read_only_palace(bridge) is None
 
 
@@ -135,7 +135,7 @@ def test_the_worker_deletes_the_open_palace_and_creates_one_of_the_same_name():
     bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "second life"})
     ops = [(op, palace) for op, palace, *_ in worker.drain(bridge)]
     assert ops[0] == ("remove", "P") and ("release", "P") not in ops
-    assert {op for op, _ in ops[1:]} <= {"write", "append", "delete", "truncate"}
+    assert {op for op, _ in ops[1:]} <= {"write", "append", "delete", "truncate", "mark"}
 
 
 def test_a_read_only_worker_leaves_embedding_to_the_writer():
@@ -162,7 +162,7 @@ def test_after_a_failed_write_the_worker_reboots_the_open_palace_from_storage():
     worker.reload_palace(bridge, name, stored)
     assert bridge.call("palace_status")["drawers"] == before
     bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "written"})
-    assert [op for op, *_ in worker.drain(bridge)] == ["append"]
+    assert [op for op, *_ in worker.drain(bridge)] == ["append", "mark"]
 
 
 def test_a_call_through_a_library_looks_its_operation_up_once_and_journals_it(monkeypatch):

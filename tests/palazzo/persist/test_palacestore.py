@@ -7,11 +7,13 @@ import pytest
 
 from palazzo import call
 from palazzo.embed.hashing import HashEmbedder
-from palazzo.errors import NotFound, ReadOnly, StorageError, ValidationError
+from palazzo.errors import NotFound, PalaceDamaged, ReadOnly, StorageError, ValidationError
 from palazzo.formats.palacefile import export_palace
 from palazzo.palace import Palace
 from palazzo.persist.library import Library
-from palazzo.persist.palacestore import PalaceStore, journal_name
+from palazzo.persist import journal
+from palazzo.persist.journal import Tip
+from palazzo.persist.palacestore import TIP, PalaceStore, journal_name
 from palazzo.persist.storage import MemoryRoot, MemorySpace
 
 
@@ -45,12 +47,14 @@ OPS = [
 ]
 
 
-def copy_space(space, journal_bytes=None, gen=None):
+def copy_space(space, journal_bytes=None, gen=None, tip=None):
     out = MemorySpace()
     for name in space.names():
         out.write(name, space.read(name))
     if journal_bytes is not None:
         out.write(journal_name(gen), journal_bytes)
+    if tip is not None:
+        out.write(TIP, tip.encode())
     return out
 
 
@@ -62,30 +66,52 @@ def run_ops(store):
     return states
 
 
-def test_boot_after_a_cut_at_every_byte_gives_the_last_acknowledged_state():
+def _ends(data):
+    found = journal.scan(data)
+    return [0, *found.ends], [r.seq for r in found.records]
+
+
+def test_a_crash_at_every_byte_of_an_append_boots_to_the_last_acknowledged_state():
     space = MemorySpace()
     store = PalaceStore(space, make, clock=ticking())
     states = run_ops(store)
     gen = store.status.generation
     data = space.read(journal_name(gen))
     assert store.status.journal_records == len(OPS)
-    # Record boundaries, from the journal itself.
-    from palazzo.persist import journal
-
-    ends = [0]
-    for r in journal.scan(data).records:
-        ends.append(ends[-1] + len(journal.encode(r)))
+    ends, seqs = _ends(data)
     start = ends[-4]  # the last three records, byte by byte
     for cut in range(start, len(data) + 1):
-        again = PalaceStore(copy_space(space, data[:cut], gen), make, clock=ticking())
         whole = sum(e <= cut for e in ends[1:])
+        # A crash during append k: records before it were acknowledged (and the tip says so).
+        tip = Tip(gen, seqs[whole - 1], ends[whole])
+        again = PalaceStore(copy_space(space, data[:cut], gen, tip), make, clock=ticking())
         assert state(again) == states[whole], cut
         assert again.status.replayed == whole
         assert again.status.dropped_bytes == cut - ends[whole]
+        assert not again.status.damaged and not again.status.read_only, cut
         assert (again.status.problem is None) == (cut == ends[whole])
+        assert again.space.read(journal_name(gen)) == data[:ends[whole]]  # the writer cut it
 
 
-def test_a_corrupt_tail_is_cut_off_and_writing_goes_on_after_it():
+def test_a_journal_cut_below_what_was_acknowledged_is_damage_not_a_crash():
+    space = MemorySpace()
+    store = PalaceStore(space, make, clock=ticking())
+    states = run_ops(store)
+    gen = store.status.generation
+    data = space.read(journal_name(gen))
+    ends, _ = _ends(data)
+    for cut in (ends[3], ends[3] + 5, len(data) - 1):  # at a record boundary, and inside one
+        again = PalaceStore(copy_space(space, data[:cut], gen), make, clock=ticking())
+        whole = sum(e <= cut for e in ends[1:])
+        assert state(again) == states[whole]  # everything that verifies is still read
+        assert again.status.read_only and again.status.damaged
+        assert "were acknowledged" in again.status.problem
+        assert again.space.read(journal_name(gen)) == data[:cut]  # and nothing is cut
+        with pytest.raises(PalaceDamaged, match="palazzo repair"):
+            again.call(*OPS[0])
+
+
+def test_a_flipped_byte_in_the_last_record_is_damage_and_repair_loses_only_that_record():
     space = MemorySpace()
     store = PalaceStore(space, make, clock=ticking())
     states = run_ops(store)
@@ -95,8 +121,14 @@ def test_a_corrupt_tail_is_cut_off_and_writing_goes_on_after_it():
     space.write(journal_name(gen), bytes(data))
     again = PalaceStore(space, make, clock=ticking())
     assert state(again) == states[-2]
-    assert "checksum" in again.status.problem and again.status.dropped_bytes > 0
-    again.call("add_drawer", {"wing": "x", "room": "y", "content": "after the cut"})
+    assert again.status.read_only and "checksum" in again.status.problem
+    assert space.read(journal_name(gen)) == bytes(data)
+    out = again.repair()
+    assert out["repaired"] and out["moved"] == [
+        {"file": journal_name(gen), "to": f"damaged-{journal_name(gen)}"}]
+    assert space.read(f"damaged-{journal_name(gen)}") == bytes(data)  # kept, byte for byte
+    assert not again.status.read_only and state(again) == states[-2]
+    again.call("add_drawer", {"wing": "x", "room": "y", "content": "after the repair"})
     third = PalaceStore(space, make, clock=ticking())
     assert third.status.problem is None
     assert state(third) == state(again)
@@ -135,7 +167,7 @@ def test_a_failed_append_is_not_acknowledged_and_memory_matches_disk():
 
 
 def test_a_crash_at_any_step_of_compaction_boots_to_the_same_palace():
-    for steps in range(4):
+    for steps in range(6):
         space = FailingSpace()
         store = PalaceStore(space, make, clock=ticking())
         states = run_ops(store)
@@ -146,13 +178,15 @@ def test_a_crash_at_any_step_of_compaction_boots_to_the_same_palace():
         assert state(PalaceStore(space, make, clock=ticking())) == states[-1], steps
 
 
-def test_compaction_keeps_one_generation_and_the_same_palace():
+def test_compaction_keeps_the_previous_generation_and_the_same_palace():
     space = MemorySpace()
     store = PalaceStore(space, make, clock=ticking(), compact_records=4)
     states = run_ops(store)
-    assert store.status.generation >= 2
-    assert len([n for n in space.names() if n.startswith("snapshot-")]) == 1
-    assert len([n for n in space.names() if n.startswith("journal-")]) == 1
+    gen = store.status.generation
+    assert gen >= 2
+    assert [n for n in space.names() if n.startswith(("snapshot-", "journal-"))] == [
+        journal_name(gen - 1), journal_name(gen), f"snapshot-{gen - 1:08d}.pz",
+        f"snapshot-{gen:08d}.pz"]
     assert state(PalaceStore(space, make, clock=ticking())) == states[-1]
 
 

@@ -166,33 +166,35 @@ def _append(space, gen, record):
     space.append(journal_name(gen), journal.encode(record))
 
 
-def test_a_record_that_fails_on_replay_is_kept_and_the_palace_opens_read_only():
+def test_a_record_that_fails_on_replay_is_set_aside_alone_and_the_rest_replays():
     space = MemorySpace()
     make = maker(lambda: HashEmbedder())
     store = PalaceStore(space, make, clock=ticking())
     store.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
     gen, seq = store.status.generation, store.seq
-    _append(space, gen, Record(seq + 1, "update_drawer",
-                               {"drawer_id": "drawer_nope", "content": "x"}, 5.0))
+    bad = Record(seq + 1, "update_drawer", {"drawer_id": "drawer_nope", "content": "x"}, 5.0)
+    _append(space, gen, bad)
     _append(space, gen, Record(seq + 2, "add_drawer",
-                               {"wing": "w", "room": "r", "content": "after it"}, 6.0))
+                               {"wing": "later", "room": "r", "content": "after it"}, 6.0))
     data = space.read(journal_name(gen))
     again = PalaceStore(space, make, clock=ticking())
     assert again.status.read_only and again.status.stopped_at == seq + 1
     assert "journal record 2 (update_drawer) failed on replay" in again.status.problem
+    assert again.status.set_aside[0]["op"] == "update_drawer"
     assert space.read(journal_name(gen)) == data  # nothing deleted
-    assert again.palace.counts()["drawers"] == 1
+    assert again.palace.counts()["drawers"] == 2  # the record after it still replays
     with pytest.raises(ReadOnly, match="palazzo repair"):
         again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
-    # A second boot finds the same; repair sets the two records aside, byte for byte.
+    # A second boot finds the same; repair sets the failing record aside, byte for byte.
     assert PalaceStore(space, make, clock=ticking()).status.stopped_at == seq + 1
     out = again.repair()
-    assert out["records"] == 2
-    assert space.read(out["rejected"]) == data[len(data) - len(space.read(out["rejected"])):]
-    assert journal.scan(space.read(out["rejected"])).records[1].args["content"] == "after it"
+    assert out["records"] == 1 and out["set_aside"][0]["seq"] == seq + 1
+    assert space.read(out["rejected"]) == journal.encode(bad)
     assert not again.status.read_only and again.status.problem is None
     again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
-    assert PalaceStore(space, make, clock=ticking()).palace.counts()["drawers"] == 2
+    reopened = PalaceStore(space, make, clock=ticking())
+    assert reopened.palace.counts()["drawers"] == 3
+    assert "later" in reopened.palace.wings  # a wing written after the failing record stays
     assert out["rejected"] in space.names()  # compaction keeps rejected records
 
 

@@ -761,8 +761,10 @@ def run_stdio(palace_dir: Path, make_palace: Callable[..., Palace],
             if hasattr(stdout, "buffer"):
                 stdout = io.TextIOWrapper(stdout.buffer, encoding="utf-8", newline="\n")
                 wrapped.append(stdout)
-        mode = "read-only: another process holds its writer lock" if palace.status.read_only \
-            else "writer"
+        mode = ("read-only: its files are damaged (`palazzo repair --yes`)"
+                if palace.status.damaged else
+                "read-only: another process holds its writer lock" if palace.status.read_only
+                else "writer")
         _log(f"pid {os.getpid()} serving {palace.path} ({mode})")
         if palace.status.problem:
             _log(f"on opening: {palace.status.problem}")
