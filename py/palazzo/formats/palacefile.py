@@ -62,6 +62,7 @@ from palazzo.core.model import (
     room_id,
     wing_id,
 )
+from palazzo.core.schema import quote
 from palazzo.errors import ImportRejected, PalazzoError
 from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries
@@ -304,7 +305,7 @@ def _scan(doc: Any, where: str) -> None:
         if isinstance(value, dict):
             for k in value:
                 if not isinstance(k, str):
-                    raise ImportRejected(f"{at} has a key that is not a string ({k!r})")
+                    raise ImportRejected(f"{at} has a key that is not a string ({quote(k)})")
             paths.extend((v, f"{at}.{k}", depth + 1) for k, v in reversed(value.items()))
         elif isinstance(value, list):
             paths.extend((v, f"{at}[{i}]", depth + 1)
@@ -335,7 +336,7 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
         raise ImportRejected("file.format must be 'palazzo' (this is not a palazzo palace file)")
     version = env.get("version")
     if isinstance(version, bool) or version not in READS:
-        raise ImportRejected(f"file.version {version!r} is not supported (this palazzo reads "
+        raise ImportRejected(f"file.version {quote(version)} is not supported (this palazzo reads "
                              f"{', '.join(map(str, READS))})")
     body = c.obj(env.get("palace"), "file.palace")
     where = "palace"
@@ -373,7 +374,7 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
                     c.text(r, "description", at, ""), c.num(r, "created_at", at, 0.0),
                     c.text(r, "source", at, ""))
         if room.wing not in wing_names:
-            raise ImportRejected(f"{at}.wing: no wing named {room.wing!r} in the file")
+            raise ImportRejected(f"{at}.wing: no wing named {quote(room.wing)} in the file")
         rooms.append(room)
     room_keys = {(r.wing, r.name) for r in rooms}
     if len(room_keys) != len(rooms):
@@ -387,7 +388,8 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
                         c.name(cl, "name", at, "closet"), c.text(cl, "summary", at, ""),
                         c.num(cl, "created_at", at, 0.0))
         if (closet.wing, closet.room) not in room_keys:
-            raise ImportRejected(f"{at}: no room {closet.wing!r}/{closet.room!r} in the file")
+            raise ImportRejected(f"{at}: no room {quote(closet.wing)}/{quote(closet.room)} in "
+                                 "the file")
         closets.append(closet)
     closet_keys = {(x.wing, x.room, x.name) for x in closets}
     if len(closet_keys) != len(closets):
@@ -430,19 +432,20 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
     for i, rec in enumerate(drawers):
         at = f"{where}.drawers[{i}]"
         if (rec["wing"], rec["room"]) not in room_keys:
-            raise ImportRejected(f"{at}: no room {rec['wing']!r}/{rec['room']!r} in the file")
+            raise ImportRejected(f"{at}: no room {quote(rec['wing'])}/{quote(rec['room'])} in "
+                                 "the file")
         closet = (rec["wing"], rec["room"], rec["closet"])
         if rec["closet"] is not None and closet not in closet_keys:
-            raise ImportRejected(f"{at}.closet: no closet {rec['closet']!r} in that room")
+            raise ImportRejected(f"{at}.closet: no closet {quote(rec['closet'])} in that room")
         if rec["id"] in seen:
-            raise ImportRejected(f"{at}.id {rec['id']!r} appears twice")
+            raise ImportRejected(f"{at}.id {quote(rec['id'])} appears twice")
         seen.add(rec["id"])
         if "stale" in rec:
             if rec["stale"] in renamed:
-                raise ImportRejected(f"{at}.id {rec['stale']!r} appears twice")
+                raise ImportRejected(f"{at}.id {quote(rec['stale'])} appears twice")
             renamed[rec["stale"]] = rec["id"]
     if not seen.isdisjoint(renamed):
-        raise ImportRejected(f"{where}.drawers: id {min(seen & set(renamed))!r} is both a "
+        raise ImportRejected(f"{where}.drawers: id {quote(min(seen & set(renamed)))} is both a "
                              "drawer's own id and the old id of another one")
     aliases = _read_aliases(body.get("drawer_aliases", {}), seen, renamed,
                             f"{where}.drawer_aliases")
@@ -465,7 +468,7 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
         e = c.obj(e, at)
         kind = c.text(e, "kind", at)
         if kind not in kinds:
-            raise ImportRejected(f"{at}.kind {kind!r} is not an edge kind")
+            raise ImportRejected(f"{at}.kind {quote(kind)} is not an edge kind")
         rec = {"kind": kinds[kind], "src": c.text(e, "src", at), "dst": c.text(e, "dst", at),
                "props": c.obj(e.get("props", {}), f"{at}.props")}
         if rec["props"]:
@@ -473,21 +476,23 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
         for end in ("src", "dst"):
             rec[end] = renamed.get(rec[end], rec[end])
             if rec[end] not in nodes:
-                raise ImportRejected(f"{at}.{end}: no node {rec[end]!r} in the file")
+                raise ImportRejected(f"{at}.{end}: no node {quote(rec[end])} in the file")
         key = (kind, rec["src"], rec["dst"])
         if key in keys:
-            raise ImportRejected(f"{at}: a second {kind} edge from {key[1]!r} to {key[2]!r}")
+            raise ImportRejected(f"{at}: a second {kind} edge from {quote(key[1])} to "
+                                 f"{quote(key[2])}")
         keys.add(key)
         if rec["kind"] in HIERARCHY and into.get(rec["dst"]) != (rec["kind"], rec["src"]):
-            raise ImportRejected(f"{at}: a {kind} edge from {rec['src']!r} to {rec['dst']!r} "
-                                 "is not one of the hierarchy (parent down to child)")
+            raise ImportRejected(f"{at}: a {kind} edge from {quote(rec['src'])} to "
+                                 f"{quote(rec['dst'])} is not one of the hierarchy (parent "
+                                 "down to child)")
         for col in EDGE_FLOATS:
             rec[col] = c.num(e, col, at, 1.0 if "cost" in col else 0.0, 0.0)
         edges.append(rec)
     for node, (kind, up) in into.items():
         if (kind.value, up, node) not in keys:
-            raise ImportRejected(f"{where}.edges: {node!r} has no {kind.value} edge from "
-                                 f"{up!r} (an orphan)")
+            raise ImportRejected(f"{where}.edges: {quote(node)} has no {kind.value} edge from "
+                                 f"{quote(up)} (an orphan)")
 
     places = _read_node_pheromones(body.get("node_pheromones", []),
                                    nodes - seen - {a.id for a in agents},
@@ -586,7 +591,7 @@ def _read_drawer(d: dict[str, Any], at: str, version: int) -> dict[str, Any]:
     real = drawer_id(rec["content"], rec["wing"], rec["room"], rec["key"])
     if real != rec["id"]:
         if version != 1:
-            raise ImportRejected(f"{at}.id {rec['id']!r} is not the id of its content, wing, "
+            raise ImportRejected(f"{at}.id {quote(rec['id'])} is not the id of its content, wing, "
                                  f"room and key ({real})")
         rec["stale"], rec["id"] = rec["id"], real
     return rec
@@ -612,7 +617,7 @@ def _read_node_pheromones(value: Any, nodes: set[str], where: str) -> NodeTable:
         rec = c.obj(rec, at)
         node = c.text(rec, "id", at, limit=MAX_NAME + 64)
         if node not in nodes:
-            raise ImportRejected(f"{at}.id: no wing, room, closet or entity {node!r} in the "
+            raise ImportRejected(f"{at}.id: no wing, room, closet or entity {quote(node)} in the "
                                  "file")
         ids.append(node)
         for k in NODE_FLOATS:
@@ -631,11 +636,11 @@ def _read_aliases(value: Any, ids: set[str], renamed: dict[str, str], where: str
            for old, new in table.items()}
     for old, new in out.items():
         if len(old) > MAX_NAME or _bad_leaf(old) is not None:
-            raise ImportRejected(f"{where} has a key that is no drawer id ({old[:40]!r})")
+            raise ImportRejected(f"{where} has a key that is no drawer id ({quote(old)})")
         if not isinstance(new, str) or new not in ids:
-            raise ImportRejected(f"{where}[{old!r}] must be the id of a drawer in the file")
+            raise ImportRejected(f"{where}[{quote(old)}] must be the id of a drawer in the file")
         if old in ids:
-            raise ImportRejected(f"{where}[{old!r}] is a drawer's own id, not an old one")
+            raise ImportRejected(f"{where}[{quote(old)}] is a drawer's own id, not an old one")
     return {**out, **renamed}
 
 

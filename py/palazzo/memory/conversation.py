@@ -38,6 +38,7 @@ from typing import Any
 
 from palazzo.core import jsontext
 from palazzo.core.model import clean_name, drawer_id
+from palazzo.core.schema import plain, quote
 from palazzo.errors import ImportRejected, NotFound, PalazzoError, ValidationError
 
 WING = "conversations"
@@ -177,7 +178,7 @@ class Conversations:
         try:
             return self.turns[tid]
         except (KeyError, TypeError):
-            raise NotFound(f"no conversation turn with id {tid!r}") from None
+            raise NotFound(f"no conversation turn with id {quote(tid)}") from None
 
     def names(self) -> list[str]:
         """Return the conversation names, sorted."""
@@ -447,7 +448,7 @@ class Conversations:
         for p in parents:
             parent = self.turns.get(p)
             if parent is None or parent.conversation != conv:
-                raise ImportRejected(f"{at}.parents: no earlier turn {p!r} in conversation "
+                raise ImportRejected(f"{at}.parents: no earlier turn {quote(p)} in conversation "
                                      f"{conv!r}")
         depth = 1 + max(self.turns[p].depth for p in parents) if parents else 0
         if isinstance(d["depth"], bool) or d["depth"] != depth:
@@ -474,7 +475,7 @@ def conversation_name(value: Any) -> str:
 
 def _choice(value: Any, allowed: tuple[str, ...], what: str) -> str:
     if value not in allowed or not isinstance(value, str):
-        raise ValidationError(f"{what} must be one of {', '.join(allowed)}, got {value!r}")
+        raise ValidationError(f"{what} must be one of {', '.join(allowed)}, got {quote(value)}")
     return value
 
 
@@ -483,9 +484,16 @@ def _phase(value: Any, where: str) -> str:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValidationError(f"{where} must be a finite number")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of 400 digits is beyond a float
+        raise ValidationError(f"{where} must be a finite number, not an integer of "
+                              f"{value.bit_length()} bits") from None
+    if not math.isfinite(number):
+        raise ValidationError(f"{where} must be a finite number")
+    return number
 
 
 def _salience(value: Any, where: str) -> float:
@@ -501,7 +509,7 @@ def _timestamp(value: Any, where: str) -> float:
         try:
             moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            raise ValidationError(f"{where} is not an ISO 8601 time: {value!r}") from None
+            raise ValidationError(f"{where} is not an ISO 8601 time: {quote(value)}") from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
         return moment.timestamp()
@@ -564,6 +572,9 @@ def read_message(m: Any, where: str, phase: str, salience: float,
 def _message_list(messages: Any) -> list[Any]:
     if isinstance(messages, str | bytes):
         messages = jsontext.loads(messages, what="the conversation")
+        # Held to what the registry holds arguments to (a lone surrogate, NaN, an integer
+        # beyond a double), since this text was one string when the registry checked it.
+        plain(messages, "the conversation")
     if isinstance(messages, dict) and "messages" in messages:
         messages = messages["messages"]
     if not isinstance(messages, list):

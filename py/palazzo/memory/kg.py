@@ -45,7 +45,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 from palazzo.core.model import MAX_NAME, EdgeKind, Entity, clean_name
-from palazzo.core.schema import label, sentence
+from palazzo.core.schema import label, quote, sentence
 from palazzo.errors import ImportRejected, NotFound, PalazzoError, ValidationError
 from palazzo.memory.aliases import BUILTIN
 
@@ -95,7 +95,7 @@ def parse_when(text: str, what: str = "date") -> When:
     m = _WHEN.fullmatch(text.strip())
     if m is None:
         raise ValidationError(
-            f"{name} {text!r} is not an ISO 8601 date: write YYYY-MM-DD, or a datetime "
+            f"{name} {quote(text)} is not an ISO 8601 date: write YYYY-MM-DD, or a datetime "
             "YYYY-MM-DDTHH:MM[:SS[.ffffff]][Z|±HH:MM]", field=field)
     y, mo, d, hh, mi, ss, frac, zone = m.groups()
     try:
@@ -114,7 +114,7 @@ def parse_when(text: str, what: str = "date") -> When:
         moment = datetime(int(y), int(mo), int(d), int(hh), int(mi), int(ss or 0), micro,
                           tzinfo=tz).astimezone(UTC)
     except (ValueError, OverflowError):
-        raise ValidationError(f"{name} {text!r} is not a valid date or time (no such day "
+        raise ValidationError(f"{name} {quote(text)} is not a valid date or time (no such day "
                               "or hour)", field=field) from None
     return _when_of(moment)
 
@@ -364,10 +364,10 @@ class KnowledgeGraph:
             raise ValidationError(f"{what} must be a string")
         key = normalise_entity(clean_name(name, what))
         if not key:
-            raise ValidationError(f"{what} {name!r} has no letters or digits")
+            raise ValidationError(f"{what} {quote(name)} has no letters or digits")
         key = self.aliases.get(key, key)
         if len(key) > MAX_NAME:
-            raise ValidationError(f"{what} {name!r} is longer than {MAX_NAME} characters "
+            raise ValidationError(f"{what} {quote(name)} is longer than {MAX_NAME} characters "
                                   "once normalised")
         return key
 
@@ -377,9 +377,9 @@ class KnowledgeGraph:
             raise ValidationError("predicate must be a string")
         key = normalise_predicate(name)
         if not key:
-            raise ValidationError(f"predicate {name!r} has no letters or digits")
+            raise ValidationError(f"predicate {quote(name)} has no letters or digits")
         if len(key) > MAX_PREDICATE:
-            raise ValidationError(f"predicate {name!r} is longer than {MAX_PREDICATE} "
+            raise ValidationError(f"predicate {quote(name)} is longer than {MAX_PREDICATE} "
                                   "characters once normalised")
         return key
 
@@ -388,8 +388,8 @@ class KnowledgeGraph:
         key = self.resolve(name)
         found = self.palace.entities.get(entity_id(key))
         if found is None:
-            raise NotFound(f"no entity {key!r} in the knowledge graph"
-                           + ("" if key == name else f" ({name!r} resolves to it)"))
+            raise NotFound(f"no entity {quote(key)} in the knowledge graph"
+                           + ("" if key == name else f" ({quote(name)} resolves to it)"))
         return found
 
     def set_entity(self, name: str, type: str | None = None,
@@ -443,7 +443,7 @@ class KnowledgeGraph:
         s, o = self.resolve(subject, "subject"), self.resolve(obj, "object")
         p = self.predicate(predicate)
         if s == o:
-            raise ValidationError(f"subject and object are the same entity ({s!r})")
+            raise ValidationError(f"subject and object are the same entity ({quote(s)})")
         if isinstance(confidence, bool) or not isinstance(confidence, int | float) \
                 or not math.isfinite(confidence) or not 0.0 <= confidence <= 1.0:
             raise ValidationError("confidence must be a number between 0 and 1")
@@ -456,7 +456,7 @@ class KnowledgeGraph:
                                   f"({start.text})")
         seen = self.now() if observed_at is None else parse_when(observed_at, "observed_at")
         if source_drawer is not None and source_drawer not in self.palace.drawers.row_of:
-            raise NotFound(f"source_drawer: no drawer with id {source_drawer!r}")
+            raise NotFound(f"source_drawer: no drawer with id {quote(source_drawer)}")
         vf = None if start is None else start.text
         return Triple(
             id=triple_id(s, p, o, vf), subject=s, predicate=p, object=o,
@@ -520,7 +520,7 @@ class KnowledgeGraph:
         try:
             return self.triples[tid]
         except KeyError:
-            raise NotFound(f"no triple with id {tid!r}") from None
+            raise NotFound(f"no triple with id {quote(tid)}") from None
 
     def matching(self, subject: str, predicate: str, obj: str) -> list[Triple]:
         """Return the current triples with these (resolved) subject, predicate and object."""
@@ -721,14 +721,14 @@ class KnowledgeGraph:
         """
         a = normalise_entity(clean_name(alias, "alias"))
         if not a or len(a) > MAX_NAME:
-            raise ValidationError(f"alias {alias!r} must have 1 to {MAX_NAME} letters or "
+            raise ValidationError(f"alias {quote(alias)} must have 1 to {MAX_NAME} letters or "
                                   "digits once normalised")
         target = self.resolve(name)
         if target == a:
-            raise ValidationError(f"{alias!r} and {name!r} are already the same entity "
-                                  f"({a!r})")
+            raise ValidationError(f"{quote(alias)} and {quote(name)} are already the same entity "
+                                  f"({quote(a)})")
         if entity_id(a) in self.palace.entities:
-            raise ValidationError(f"{a!r} is already an entity of this palace; an alias "
+            raise ValidationError(f"{quote(a)} is already an entity of this palace; an alias "
                                   "must be a name not used yet")
         previous = self.aliases.get(a)
         repointed = sorted(k for k, v in self.aliases.items() if v == a)
@@ -742,7 +742,7 @@ class KnowledgeGraph:
         (they are stored under keys). Raises NotFound when it is not an alias."""
         a = normalise_entity(clean_name(alias, "alias"))
         if a not in self.aliases:
-            raise NotFound(f"{a!r} is not an alias")
+            raise NotFound(f"{quote(a)} is not an alias")
         return self.aliases.pop(a)
 
     # -- palace file ---------------------------------------------------------------------
@@ -753,11 +753,13 @@ class KnowledgeGraph:
                 "triples": [t.to_json() for t in self.triples.values()]}
 
     @classmethod
-    def from_json(cls, palace: Any, value: Any, where: str) -> KnowledgeGraph:
+    def from_json(cls, palace: Any, value: Any, where: str, relink: bool = False
+                  ) -> KnowledgeGraph:
         """Return the KG read from ``value`` for ``palace`` (whose entities and edges are
         already built); raise ImportRejected naming the bad place. Checks every field, that
         triple ids match their content, that each end is a known canonical entity, and that
-        the RELATES_TO edges between entities are exactly those the current triples need.
+        the RELATES_TO edges between entities are exactly those the current triples need
+        (with ``relink``, makes them so instead: a palace rebuilt around damaged edges).
         No two triples with one subject, predicate and object may overlap in time (what
         :meth:`add` guarantees). A missing section (older files) gives the default aliases
         and no triples. Cost: O(triples · facts per subject + edges)."""
@@ -768,11 +770,11 @@ class KnowledgeGraph:
             raise ImportRejected(f"{where}.aliases must be an object")
         aliases: dict[str, str] = {}
         for a, target in raw_aliases.items():
-            at = f"{where}.aliases[{a!r}]"
+            at = f"{where}.aliases[{quote(a)}]"
             for part in (a, target):
                 if not isinstance(part, str) or not part or normalise_entity(part) != part \
                         or len(part) > MAX_NAME:
-                    raise ImportRejected(f"{at}: {part!r} is not a normalised entity name")
+                    raise ImportRejected(f"{at}: {quote(part)} is not a normalised entity name")
             if target == a or target in raw_aliases:
                 raise ImportRejected(f"{at} must lead to an entity, not to itself or to "
                                      "another alias")
@@ -784,15 +786,33 @@ class KnowledgeGraph:
         for i, item in enumerate(raw):
             t = kg._read_triple(item, f"{where}.triples[{i}]")
             if t.id in kg.triples:
-                raise ImportRejected(f"{where}.triples[{i}].id {t.id!r} appears twice")
+                raise ImportRejected(f"{where}.triples[{i}].id {quote(t.id)} appears twice")
             dup = kg.duplicate_of(t)
             if dup is not None:
                 raise ImportRejected(f"{where}.triples[{i}] overlaps {dup.id} in time with "
                                      "the same subject, predicate and object (one fact "
                                      "stored twice)")
             kg._insert(t)
+        if relink:
+            kg._relink()
         kg._check_edges(where)
         return kg
+
+    def _relink(self) -> None:
+        """Make the RELATES_TO edges between entities exactly those the current triples
+        need: each pair's edge added or given its props, any other removed. O(edges +
+        triples)."""
+        edges = self.palace.edges
+        pairs = dict.fromkeys((t.subject, t.object) for t in self.triples.values()
+                              if t.current)
+        for i in list(edges.live()):
+            src, dst = edges.src[i], edges.dst[i]
+            if edges.kind[i] is EdgeKind.RELATES_TO and src.startswith(ENTITY_PREFIX) \
+                    and dst.startswith(ENTITY_PREFIX) \
+                    and (src[len(ENTITY_PREFIX):], dst[len(ENTITY_PREFIX):]) not in pairs:
+                edges.remove(i)
+        for s, o in pairs:
+            self._sync_edge(s, o)
 
     def _read_triple(self, item: Any, at: str) -> Triple:
         """Return the triple in ``item`` or raise ImportRejected naming the field."""
@@ -815,26 +835,26 @@ class KnowledgeGraph:
             try:
                 canonical = parse_when(v).text
             except ValidationError:
-                raise ImportRejected(f"{at}.{key} {v!r} is not an ISO 8601 date") from None
+                raise ImportRejected(f"{at}.{key} {quote(v)} is not an ISO 8601 date") from None
             if canonical != v:
-                raise ImportRejected(f"{at}.{key} {v!r} is not in canonical form "
-                                     f"({canonical!r})")
+                raise ImportRejected(f"{at}.{key} {quote(v)} is not in canonical form "
+                                     f"({quote(canonical)})")
             return v
 
         s, p, o = text("subject"), text("predicate"), text("object")
         for key, v in (("subject", s), ("object", o)):
             if not v or normalise_entity(v) != v or len(v) > MAX_NAME:
-                raise ImportRejected(f"{at}.{key} {v!r} is not a normalised entity name")
+                raise ImportRejected(f"{at}.{key} {quote(v)} is not a normalised entity name")
             if v in self.aliases:
-                raise ImportRejected(f"{at}.{key} {v!r} is an alias of "
-                                     f"{self.aliases[v]!r}; facts name the entity itself")
+                raise ImportRejected(f"{at}.{key} {quote(v)} is an alias of "
+                                     f"{quote(self.aliases[v])}; facts name the entity itself")
             if entity_id(v) not in self.palace.entities:
-                raise ImportRejected(f"{at}.{key}: no entity {entity_id(v)!r} in "
+                raise ImportRejected(f"{at}.{key}: no entity {quote(entity_id(v))} in "
                                      "palace.entities")
         if s == o:
             raise ImportRejected(f"{at}: subject and object are the same entity")
         if not p or normalise_predicate(p) != p or len(p) > MAX_PREDICATE:
-            raise ImportRejected(f"{at}.predicate {p!r} is not a normalised predicate")
+            raise ImportRejected(f"{at}.predicate {quote(p)} is not a normalised predicate")
         conf = item.get("confidence")
         if isinstance(conf, bool) or not isinstance(conf, int | float):
             raise ImportRejected(f"{at}.confidence must be a number")
@@ -853,7 +873,7 @@ class KnowledgeGraph:
             raise ImportRejected(f"{at}.invalidated_at is set but valid_to is not")
         tid = text("id")
         if tid != triple_id(s, p, o, vf):
-            raise ImportRejected(f"{at}.id {tid!r} does not match its subject, predicate, "
+            raise ImportRejected(f"{at}.id {quote(tid)} does not match its subject, predicate, "
                                  "object and valid_from")
         assert observed is not None
         return Triple(id=tid, subject=s, predicate=p, object=o, confidence=float(conf),
@@ -870,13 +890,13 @@ class KnowledgeGraph:
         for s, o in pairs:
             i = edges.find(EdgeKind.RELATES_TO, entity_id(s), entity_id(o))
             if i is None:
-                raise ImportRejected(f"{where}: current facts link {s!r} to {o!r} but "
+                raise ImportRejected(f"{where}: current facts link {quote(s)} to {quote(o)} but "
                                      "palace.edges has no RELATES_TO edge between them")
             want = self.edge_props(s, o)
             if edges.props[i] != want:
                 raise ImportRejected(f"palace.edges: the RELATES_TO edge {entity_id(s)} -> "
-                                     f"{entity_id(o)} has props {edges.props[i]!r}; its "
-                                     f"current facts in {where} give {want!r}")
+                                     f"{entity_id(o)} has props {quote(edges.props[i])}; its "
+                                     f"current facts in {where} give {quote(want)}")
         for i in edges.live():
             src, dst = edges.src[i], edges.dst[i]
             if edges.kind[i] is EdgeKind.RELATES_TO and src.startswith(ENTITY_PREFIX) \

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from palazzo.core.model import PALACE_ID, EdgeKind, closet_id, room_id, wing_id
+from palazzo.core.schema import quote
 from palazzo.errors import NotFound, ValidationError, VectorsPending
 from palazzo.ops.registry import GOAL, NAME, Operations, Result, obj
 from palazzo.palace import Palace
@@ -46,7 +47,7 @@ def resolve_node(palace: Palace, text: str) -> str:
             return room_id(*key)
     if text in palace.wings:
         return wing_id(text)
-    raise NotFound(f"{text!r} is neither a node id, a 'wing/room' pair nor a wing name")
+    raise NotFound(f"{quote(text)} is neither a node id, a 'wing/room' pair nor a wing name")
 
 
 @dataclass(slots=True)
@@ -105,7 +106,7 @@ def goal_for_query(palace: Palace, query: str, vectors: NodeVectors) -> GoalChoi
     """
     choice = goal_by_centroid(palace, query, vectors) or goal_by_search(palace, query)
     if choice is None:
-        raise NotFound(f"nothing in this palace matches the goal query {query[:80]!r}")
+        raise NotFound(f"nothing in this palace matches the goal query {quote(query)}")
     return choice
 
 

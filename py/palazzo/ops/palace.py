@@ -398,7 +398,7 @@ def _export(palace: Palace, args: dict[str, Any]) -> Result:
            "own name unless take_name is true.",
            obj({"document": {"type": "object"}, "text": {"type": "string"},
                  "reindex": {"type": "boolean"}, "take_name": {"type": "boolean"}}),
-           mutates=True)
+           mutates=True, own=("document",))  # read_palace checks a document as a file
 def _import(palace: Palace, args: dict[str, Any]) -> Result:
     if "document" in args:
         doc = args["document"]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from palazzo.core.model import HIERARCHY, PALACE_ID, EdgeKind, closet_id, room_id, wing_id
+from palazzo.core.schema import quote
 from palazzo.errors import NotFound, ValidationError
 from palazzo.ops.registry import LIMIT, NAME, Operations, obj
 from palazzo.palace import Palace
@@ -24,8 +25,8 @@ Result = dict[str, Any]
 
 REWARD = {"type": "number", "minimum": 0, "maximum": 1}
 CYCLES = {"type": "integer", "minimum": 1, "maximum": 100_000}
-# A path step is [src, dst, kind]; the schema checker has no tuple form, so length and kind
-# are checked in _path_edges (with messages naming the step).
+# A path step is [src, dst, kind]; the schema checker has no tuple form, so the kind is
+# checked in _path_edges (with messages naming the step); the length, by minItems/maxItems.
 STEP = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 3,
         "maxItems": 3}
 MAX_PATH = 1000
@@ -111,7 +112,7 @@ def _path_edges(palace: Palace, path: list[list[str]]) -> list[int]:
             raise ValidationError(f"path[{i}] must be [src, dst, kind], got {len(step)} items")
         src, dst, name = step
         if name not in kinds:
-            raise ValidationError(f"path[{i}] kind {name!r} is not an edge kind; known: "
+            raise ValidationError(f"path[{i}] kind {quote(name)} is not an edge kind; known: "
                                   + ", ".join(sorted(kinds)))
         kind = kinds[name]
         if kind in HIERARCHY:
@@ -121,7 +122,8 @@ def _path_edges(palace: Palace, path: list[list[str]]) -> list[int]:
         if edge is None:
             edge = palace.edges.find(kind, dst, src)
         if edge is None:
-            raise NotFound(f"path[{i}]: no {name} edge between {src!r} and {dst!r}")
+            raise NotFound(f"path[{i}]: no {name} edge between {quote(src)} and "
+                           f"{quote(dst)}")
         out.append(edge)
     return out
 

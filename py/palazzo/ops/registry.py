@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palazzo.core.model import MAX_CONTENT, MAX_META
-from palazzo.core.schema import validate
+from palazzo.core.schema import quote, validate
 from palazzo.errors import UnknownOperation, ValidationError
 
 Result = dict[str, Any]
@@ -36,6 +36,12 @@ class Operation:
     of a mutating operation: it raises a :class:`PalazzoError` only before it has changed
     anything, so persistence need not reload the palace after such a failure (a reload costs
     a boot; other failures still get one).
+
+    ``own`` names the arguments whose contents the operation checks itself, in full and with
+    its own messages (``import`` reads its ``document`` as the palace file reader reads a
+    file; ``batch`` checks each call's arguments against that call's operation): the
+    registry holds them to their schema but leaves the inside of them to the operation
+    instead of to :func:`palazzo.core.schema.plain`.
     """
 
     name: str
@@ -44,6 +50,7 @@ class Operation:
     run: Runner
     mutates: bool = False
     atomic: bool = False
+    own: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         """Return the operation's public description (name, summary, input schema)."""
@@ -68,10 +75,11 @@ class Operations:
     ops: list[Operation] = field(default_factory=list)
 
     def __call__(self, name: str, summary: str, schema: dict[str, Any], *,
-                 mutates: bool = False, atomic: bool = False) -> Callable[[Runner], Runner]:
+                 mutates: bool = False, atomic: bool = False,
+                 own: tuple[str, ...] = ()) -> Callable[[Runner], Runner]:
         """Return the decorator that registers ``name`` with the decorated function."""
         def register(run: Runner) -> Runner:
-            self.ops.append(Operation(name, summary, schema, run, mutates, atomic))
+            self.ops.append(Operation(name, summary, schema, run, mutates, atomic, own))
             return run
         return register
 
@@ -105,7 +113,7 @@ class Registry:
                 obj({"calls": {"type": "array", "minItems": 1, "maxItems": MAX_BATCH,
                                "items": obj({"name": NAME, "args": {"type": "object"}},
                                             ("name",))}}, ("calls",)),
-                self._batch, mutates=True))
+                self._batch, mutates=True, own=("calls",)))
 
     def add(self, op: Operation) -> Operation:
         """Register ``op`` and return it; a second operation of the same name is a bug."""
@@ -124,7 +132,8 @@ class Registry:
             return self._ops[name]
         except KeyError:
             known = ", ".join(self.names())
-            raise UnknownOperation(f"no operation named {name!r}; known: {known}") from None
+            raise UnknownOperation(f"no operation named {quote(name)}; known: {known}") \
+                from None
 
     def describe(self) -> list[dict[str, Any]]:
         """Return every operation's description, sorted by name."""
@@ -132,12 +141,17 @@ class Registry:
 
     def check(self, name: str, args: dict[str, Any] | None = None) -> Operation:
         """Return the operation ``name`` after checking ``args`` against its schema; raise
-        :class:`ValidationError` (or :class:`UnknownOperation`) otherwise. Touches no palace."""
+        :class:`ValidationError` (or :class:`UnknownOperation`) otherwise. Touches no palace.
+
+        Besides the schema, ``args`` must be something every host can carry (see
+        :func:`palazzo.core.schema.plain`): nesting at most 100 deep, finite numbers within a
+        double's range, Unicode text; so the CLI, MCP and the browser refuse the same input
+        with the same :class:`ValidationError`. Cost: O(size of ``args``)."""
         op = self.get(name)
         args = {} if args is None else args
         if not isinstance(args, dict):
             raise ValidationError(f"arguments of {name!r} must be an object")
-        validate(args, op.schema, where=f"{name} arguments")
+        validate(args, op.schema, where=f"{name} arguments", own=op.own)
         return op
 
     def _batch(self, target: Any, args: dict[str, Any]) -> Result:
@@ -157,7 +171,9 @@ class Registry:
             try:
                 ops.append(self.check(c["name"], c.get("args", {})))
             except ValidationError as err:
-                raise ValidationError(f"batch call {i} ({c['name']}): {err}") from None
+                inner = "" if err.field is None else f".{err.field}"
+                raise ValidationError(f"batch call {i} ({c['name']}): {err}",
+                                      field=f"calls[{i}].args{inner}") from None
         deferred = getattr(target, "deferred", None)
         together = deferred is not None and all(op.name in DEFERRABLE for op in ops)
         results = []

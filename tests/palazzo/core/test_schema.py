@@ -74,3 +74,42 @@ def test_an_operation_names_its_field_in_a_sentence():
                                                          "content": "x"})
     assert str(info.value) == "Wing is empty: it needs at least 1 character."
     assert info.value.field == "wing"
+
+
+@pytest.mark.parametrize(("tags", "message"), [
+    ([], "Tags is empty: it needs at least 1 item."),
+    (["a"] * 4, "Tags has too many items: 4, at most 3 are allowed."),
+])
+def test_list_lengths_are_held_to_min_and_max_items(tags, message):
+    schema = {"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3}}}
+    with pytest.raises(ValidationError) as info:
+        validate({"tags": tags}, schema)
+    assert (str(info.value), info.value.field) == (message, "tags")
+
+
+def test_quote_cuts_long_text_and_says_how_long_it_was():
+    from palazzo.core.schema import quote
+
+    assert quote("roses") == "'roses'"
+    assert quote("x" * 1_000_000) == repr("x" * 80) + "… (1,000,000 characters)"
+    assert quote("\ud800") == "'\\ud800'"  # printable: the surrogate is escaped
+    assert quote(10 ** 400) == "an integer of 1329 bits"
+    assert len(quote(list(range(100_000)))) < 100
+
+
+@pytest.mark.parametrize(("value", "field", "said"), [
+    ({"a": [1, {"b": float("nan")}]}, "a[1].b", "B in item 2 of a must be a finite number"),
+    ({"a": {"x" * 200: "\udc80"}}, "a." + repr("x" * 80) + "… (200 characters)",
+     "holds a lone surrogate"),
+    ({"a": [[[[1]]]]}, None, None),
+])
+def test_plain_names_the_place_that_no_json_can_carry(value, field, said):
+    from palazzo.core.schema import plain
+
+    if said is None:
+        plain(value)
+        return
+    with pytest.raises(ValidationError) as info:
+        plain(value)
+    assert info.value.field == field and said in str(info.value)

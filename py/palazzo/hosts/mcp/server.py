@@ -101,6 +101,7 @@ from typing import Any, BinaryIO, TextIO
 
 from palazzo._version import __version__
 from palazzo.core import jsontext
+from palazzo.core.schema import QUOTED, quote
 from palazzo.embed import registry
 from palazzo.errors import PalazzoError, RpcError, ValidationError
 from palazzo.hosts.mcp import prompt
@@ -162,6 +163,12 @@ def _params(params: Any) -> dict[str, Any]:
     return params
 
 
+def _cut(text: Any) -> Any:
+    """Return a name a request gave as an error quotes it: whole when short, else cut as
+    :func:`palazzo.core.schema.quote` cuts it (a 6 MB tool name is not sent back whole)."""
+    return text if isinstance(text, str) and len(text) <= QUOTED else quote(text)
+
+
 def _envelope_version(meta: dict[str, Any]) -> str:
     """Return the 2026-07-28 version a request's ``_meta`` names, or raise its RpcError."""
     missing = [k for k in (META_VERSION, META_CAPABILITIES) if k not in meta]
@@ -175,10 +182,10 @@ def _envelope_version(meta: dict[str, Any]) -> str:
         raise RpcError(INVALID_PARAMS, f"params._meta[{META_CAPABILITIES!r}] must be an object")
     if version not in MODERN_VERSIONS:
         raise RpcError(UNSUPPORTED_PROTOCOL_VERSION,
-                       f"unsupported protocol version {version!r}"
+                       f"unsupported protocol version {quote(version)}"
                        + (" in a request envelope; that version starts with initialize"
                           if version in HANDSHAKE_VERSIONS else ""),
-                       {"supported": list(SUPPORTED_VERSIONS), "requested": version})
+                       {"supported": list(SUPPORTED_VERSIONS), "requested": _cut(version)})
     return version
 
 
@@ -474,7 +481,7 @@ class McpServer:
                 raise RpcError(INVALID_REQUEST, "send initialize first, or name the protocol "
                                f"version in params._meta[{META_VERSION!r}] (2026-07-28)")
         if handler is None:
-            raise RpcError(METHOD_NOT_FOUND, f"method {method!r} not found"
+            raise RpcError(METHOD_NOT_FOUND, f"method {quote(method)} not found"
                            + (f" in protocol version {version}" if modern else ""))
         return Call(rid, method, params, version, modern, handler)
 
@@ -526,7 +533,7 @@ class McpServer:
         if not isinstance(args, dict):
             raise RpcError(INVALID_PARAMS, "tools/call 'arguments' must be an object")
         if name not in self.store.registry.names():
-            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}", {"tool": name})
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {_cut(name)}", {"tool": _cut(name)})
         structured = version in STRUCTURED_VERSIONS
         try:
             result = self.store.call(name, args)
@@ -551,7 +558,7 @@ class McpServer:
     def _prompts_get(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         name = params.get("name")
         if name not in prompt.NAMES:
-            raise RpcError(INVALID_PARAMS, f"Unknown prompt: {name}; the prompts are "
+            raise RpcError(INVALID_PARAMS, f"Unknown prompt: {_cut(name)}; the prompts are "
                            f"{', '.join(map(repr, prompt.NAMES))}")
         args = params.get("arguments") or {}
         if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
