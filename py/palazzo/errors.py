@@ -114,10 +114,15 @@ class StorageError(PalazzoError):
 
 
 class SnapshotDamaged(StorageError):
-    """A palace snapshot file is torn, corrupt or not a snapshot at all; boot skips it and
-    falls back to the generation before, as for any damaged file."""
+    """A palace snapshot file is torn, corrupt or not a snapshot at all; boot falls back to
+    the generation before, or rebuilds the palace around the damage. ``partial`` is what
+    still verifies, when the snapshot can say (its meta and pages are whole), else None."""
 
     code = "snapshot_damaged"
+
+    def __init__(self, message: str = "", partial: Any = None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 class NotLoaded(StorageError):

@@ -172,7 +172,7 @@ def test_call_runs_any_operation_and_the_first_class_commands(palace, capsys, tm
     # One-line errors, nothing changed.
     for argv, said in ((("call", "nope"), "no operation 'nope'"),
                        (("call", "search", "--args", "[1]"), "JSON object"),
-                       (("call", "search", "--args", "{oops"), "not JSON"),
+                       (("call", "search", "--args", "{oops"), "not valid JSON"),
                        (("call", "search", "--args", '{"q": 1}'), "")):
         code, out, err = run(capsys, *argv)
         assert code == 1 and err.startswith("palazzo: ") and said in err

@@ -62,3 +62,70 @@ def test_reopening_with_the_tfidf_embedder_keeps_its_fit_and_replays(palace, cap
     status = json.loads(run(capsys, "status", embedder="tfidf")[1])
     assert status["storage"]["problem"] is None
     assert status["palace"]["embedded"] == status["palace"]["drawers"] == 4
+
+
+def _palace_file(tmp_path, n=8):
+    from palazzo.embed.hashing import HashEmbedder
+    from palazzo.formats.palacefile import export_palace
+    from palazzo.palace import Palace
+
+    source = Palace(embedder=HashEmbedder(), clock=lambda: 1_700_000_000.0)
+    for i in range(n):
+        source.add_drawer("notes", f"room {i % 3}", f"Note {i}: the ferry leaves at {i} "
+                          "o'clock from the harbour, the lighthouse keeps watch.")
+    path = tmp_path / "palace.json"
+    path.write_text(json.dumps(export_palace(source, exported_at=0.0)))
+    return path
+
+
+def _flip(path, at):
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_import_snapshot_is_told_kept_and_rebuilt_around_the_damage(palace, capsys,
+                                                                             tmp_path):
+    assert run(capsys, "import", str(_palace_file(tmp_path)))[0] == 0
+    snaps = sorted(palace.glob("snapshot-*.pz"))
+    newest = snaps[-1]
+    _flip(newest, newest.stat().st_size // 2)  # the case: a byte in the middle
+    before = {p.name: p.read_bytes() for p in palace.iterdir() if p.is_file()}
+    code, out, _ = run(capsys, "status")
+    status = json.loads(out)
+    storage = status["storage"]
+    assert code == 0 and storage["read_only"] and storage["damaged"]
+    lost = storage["salvaged"]["drawers_lost_count"]
+    assert status["palace"]["drawers"] == 8 - lost  # only what the damaged page held
+    code, _, err = run(capsys, "add", "--wing", "w", "--room", "r", "refused")
+    assert code == 1 and "damaged" in err and "repair" in err
+    assert len(err.strip().splitlines()) == 1
+    code, out, err = run(capsys, "search", "ferry harbour")
+    assert code == 0 and "warning: this palace is damaged" in err
+    code, _, err = run(capsys, "check")
+    assert code == 1 and "damaged" in err
+    assert {p.name: p.read_bytes() for p in palace.iterdir() if p.is_file()} == before
+    code, _, err = run(capsys, "repair")
+    assert code == 1 and "--yes" in err
+    code, out, _ = run(capsys, "repair", "--yes")
+    result = json.loads(out)
+    assert code == 0 and result["repaired"]
+    assert (palace / f"damaged-{newest.name}").read_bytes() == before[newest.name]
+    assert run(capsys, "check")[0] == 0
+    status = json.loads(run(capsys, "status")[1])
+    assert status["palace"]["drawers"] == 8 - lost and not status["storage"]["damaged"]
+    assert run(capsys, "add", "--wing", "w", "--room", "r", "after the repair")[0] == 0
+
+
+def test_a_reader_never_cuts_a_damaged_journal(palace, capsys):
+    for i in range(5):
+        assert run(capsys, "add", "--wing", "w", "--room", "r", f"note number {i}")[0] == 0
+    log = sorted(palace.glob("journal-*.log"))[-1]
+    _flip(log, 40)  # the case: byte 40 of the journal, then one search
+    data = log.read_bytes()
+    code, _, err = run(capsys, "search", "note")
+    assert code == 0 and "damaged" in err
+    assert log.read_bytes() == data  # the writer that opened it cut nothing
+    status = json.loads(run(capsys, "status")[1])["storage"]
+    assert status["problem"] and status["read_only"]
+    assert json.loads(run(capsys, "status")[1])["palace"]["drawers"] == 4  # the rest is read

@@ -159,6 +159,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
              "repeated, swapped or removed, stray files): told, whole, silent or traceback")
     dm.add_argument("--count", type=int, default=600, help="cases, the kinds taking turns")
     dm.add_argument("--seed", type=int, default=0)
+    dm.add_argument("--cost", action="store_true", help="instead: what it costs on a palace "
+                    "imported from a generated export (compaction with read-back, boot, "
+                    "check, a rebuild around a damaged page, the previous generation's bytes)")
+    dm.add_argument("--messages", type=int, default=20_000, help="with --cost")
     dm.add_argument("--out", required=True)
     thr = add("throughput", _throughput, "insert/search/export/import at several sizes")
     thr.add_argument("--sizes", default="100,1000,5000,100000")
@@ -487,6 +491,11 @@ def _damage(args: argparse.Namespace, make_embedder: MakeEmbedder,
             progress: MakeProgress) -> int:
     from palazzo.bench import damage
 
+    if args.cost:
+        result = damage.cost(args.messages)
+        _write(args.out, result)
+        print(json.dumps(result, indent=1))
+        return 0
     result = damage.run(args.count, seed=args.seed).to_dict()
     _write(args.out, result)
     print(json.dumps({k: result[k] for k in ("count", "outcomes", "lost", "seconds")} |

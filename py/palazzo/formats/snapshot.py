@@ -13,11 +13,16 @@ graph, conversations, provenance and diaries are parsed when first used. A comma
 
 Layout (little-endian)::
 
-    magic   8 bytes  b"PZSNAP\\x00\\x01"
+    magic   8 bytes  b"PZSNAP\x00\x01"
     prefix  u64 length of the meta JSON, u32 CRC-32 of every byte after the prefix
-    meta    JSON: {"version", "arrays": {name: [dtype, shape, offset, nbytes]}, "palace": {…}}
+    meta    JSON: {"version", "arrays": {name: [dtype, shape, offset, nbytes]}, "palace": {…},
+            "store": {…}}
     pad     to a multiple of 8
     arrays  each at its offset (from the start of this area), 8-byte aligned
+    pages   (version 3) u32 CRC-32s: the meta with its padding, then every 4 KiB page of
+            each array in the meta's order
+    trailer (version 3) u64 offset of the pages, u64 length of the meta, u32 CRC-32 of the
+            pages and these 16 bytes, b"PZPT"
 
 ``meta["palace"]`` holds what is small or tree-shaped: name, settings, wings, rooms, closets,
 entities, agents, the value tables of the repeated drawer columns (wing, room, closet,
@@ -26,11 +31,22 @@ wings, rooms, closets and entities are arrays ``n.*`` (left out by snapshots wri
 them, which read as none). The knowledge-graph, conversation, provenance and
 diary sections are byte arrays ``s.<name>`` of their palace-JSON form (version 2; version 1,
 still read, held them in the header), stored again as they were read when never used.
+``meta["store"]`` is what the persistence layer keeps beside the palace (the journal record
+the snapshot holds up to).
 
-A snapshot is the store's own file, checked by its CRC: it is not validated field by field
-like an imported file (a damaged one is refused whole, and boot falls back as for any damaged
-snapshot). Writing is O(drawers + edges + postings); opening is a CRC-32 over the file plus
-O(drawers + edges) for ids, names and edge ends.
+**Damage is found where it is.** Version 3 checks each 4 KiB page of each array on its own
+(the pages and the trailer at the end, found from the end of the file), so a damaged page
+names the array and the bytes it hit: :func:`open_snapshot` raises
+:class:`~palazzo.errors.SnapshotDamaged` carrying what still verifies (``partial``), from
+which :mod:`palazzo.formats.salvage` rebuilds the palace around the damage when nothing
+better is at hand. The CRC-32 over the whole file stays in the prefix for older palazzo
+versions, which then see a whole snapshot of a version they do not read (and open the palace
+read-only) instead of a damaged one; :func:`whole` checks it.
+
+A snapshot is the store's own file, checked by its CRCs: it is not validated field by field
+like an imported file (a damaged one is refused, and boot falls back as for any damaged
+snapshot). Writing is O(drawers + edges + postings) plus two CRC-32 passes; opening is a
+CRC-32 over the file, page by page, plus O(drawers + edges) for ids, names and edge ends.
 """
 
 from __future__ import annotations
@@ -39,7 +55,7 @@ import json
 import struct
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -66,8 +82,12 @@ from palazzo.stigmergy.tunnels import TunnelProposals
 
 MAGIC = b"PZSNAP\x00\x01"
 PREFIX = struct.Struct("<8sQI")
-VERSION = 2
-READS = (1, 2)  # version 1 held the sections in the header; 2 holds them as byte arrays
+TRAILER = struct.Struct("<QQI4s")
+TRAILER_MAGIC = b"PZPT"
+PAGE = 4096
+VERSION = 3
+# Version 1 held the sections in the header; 2 holds them as byte arrays; 3 adds the pages.
+READS = (1, 2, 3)
 # The parts of a palace kept as JSON (their palace-JSON form), read when first used.
 SECTIONS = ("kg", "conversations", "provenance", "diaries")
 ALIGN = 8
@@ -76,27 +96,37 @@ KIND_CODE = {k: i for i, k in enumerate(EdgeKind)}
 
 
 def is_snapshot(data: bytes) -> bool:
-    """Return whether ``data`` starts like a columnar snapshot (its magic)."""
-    return data[: len(MAGIC)] == MAGIC
+    """Return whether ``data`` is a columnar snapshot: it starts with the magic, or ends with
+    version 3's trailer (so a damaged first page still reads as one)."""
+    return data[: len(MAGIC)] == MAGIC or (
+        len(data) >= PREFIX.size + TRAILER.size and data[-4:] == TRAILER_MAGIC)
 
 
 # -- the container ----------------------------------------------------------------------------
 
+def _page_crcs(raw: memoryview) -> list[int]:
+    """Return the CRC-32 of each 4 KiB page of ``raw``. Cost: one CRC pass."""
+    return [zlib.crc32(raw[i:i + PAGE]) for i in range(0, len(raw), PAGE)]
+
+
 def parts(meta: dict[str, Any], arrays: dict[str, np.ndarray],
           store: dict[str, Any] | None = None) -> list[memoryview]:
     """Return the snapshot of ``meta`` (JSON-able) and the named ``arrays`` as the byte
-    pieces of the file, in order: prefix, header, then each array (views, not copies) and its
-    padding. Written one after the other they are the file, so a space can write a snapshot
-    without ever holding it whole. ``store`` is what the store keeps beside the palace (the
-    journal sequence number the snapshot holds up to). Cost: a CRC-32 over the arrays;
-    nothing is copied."""
+    pieces of the file, in order: prefix, header, each array (views, not copies) and its
+    padding, the pages and the trailer. Written one after the other they are the file, so a
+    space can write a snapshot without ever holding it whole. ``store`` is what the store
+    keeps beside the palace (the journal sequence number the snapshot holds up to). Cost:
+    two CRC-32 passes over the arrays (the pages, the whole file); nothing is copied."""
     table: dict[str, list[Any]] = {}
     pieces: list[memoryview] = []
+    pages: list[int] = []
     offset = 0
     for name, array in arrays.items():
         array = np.ascontiguousarray(array)
         table[name] = [array.dtype.str, list(array.shape), offset, array.nbytes]
-        pieces.append(memoryview(array.reshape(-1).view(np.uint8)))
+        raw = memoryview(array.reshape(-1).view(np.uint8))
+        pieces.append(raw)
+        pages += _page_crcs(raw)
         pad = -array.nbytes % ALIGN
         if pad:
             pieces.append(memoryview(b"\x00" * pad))
@@ -105,38 +135,118 @@ def parts(meta: dict[str, Any], arrays: dict[str, np.ndarray],
                        **({"store": store} if store is not None else {})},
                       ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     head += b" " * (-(PREFIX.size + len(head)) % ALIGN)
+    table_bytes = np.asarray([zlib.crc32(head), *pages], dtype="<u4").tobytes()
+    at = PREFIX.size + len(head) + offset
+    ends = struct.pack("<QQ", at, len(head))
+    trailer = TRAILER.pack(at, len(head), zlib.crc32(ends, zlib.crc32(table_bytes)),
+                           TRAILER_MAGIC)
     crc = zlib.crc32(head)
-    for piece in pieces:
+    for piece in (*pieces, table_bytes, trailer):
         crc = zlib.crc32(piece, crc)
     prefix = PREFIX.pack(MAGIC, len(head), crc)
-    return [memoryview(prefix), memoryview(head), *pieces]
+    return [memoryview(prefix), memoryview(head), *pieces, memoryview(table_bytes),
+            memoryview(trailer)]
 
 
-def pack(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytearray:
+def pack(meta: dict[str, Any], arrays: dict[str, np.ndarray],
+         store: dict[str, Any] | None = None) -> bytearray:
     """Return the snapshot bytes of ``meta`` and ``arrays`` in one buffer (:func:`parts`
     joined). Cost: one copy of every array."""
-    return bytearray(b"".join(parts(meta, arrays)))
+    return bytearray(b"".join(parts(meta, arrays, store)))
 
 
 @dataclass(slots=True)
 class Opened:
-    """A snapshot's parts once its checksum verified: the palace meta, the named arrays (views
-    into the file's bytes) and what the store kept beside the palace (``{}`` in snapshots
-    written before it kept anything)."""
+    """A snapshot's parts once its checksums verified: the palace meta, the named arrays
+    (views into the file's bytes) and what the store kept beside the palace (``{}`` in
+    snapshots written before it kept anything). In a damaged snapshot's ``partial``,
+    ``bad`` maps each array with damaged pages to the byte ranges (from the array's start)
+    that failed, and ``prefix`` says the first 20 bytes are damaged."""
 
     meta: dict[str, Any]
     arrays: dict[str, np.ndarray]
     store: dict[str, Any]
+    bad: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    prefix: bool = False
+
+
+def _trailer(data: Any) -> tuple[int, int, np.ndarray] | None:
+    """Return (where the pages start, the meta's length, the page CRCs) when ``data`` ends
+    with a version-3 trailer that verifies, else None."""
+    n = len(data)
+    if n < PREFIX.size + TRAILER.size or bytes(data[-4:]) != TRAILER_MAGIC:
+        return None
+    at, head_len, crc, _ = TRAILER.unpack_from(data, n - TRAILER.size)
+    end = n - TRAILER.size
+    if not PREFIX.size <= at <= end or (end - at) % 4 or head_len > at - PREFIX.size:
+        return None
+    view = memoryview(data)
+    if zlib.crc32(view[end:end + 16], zlib.crc32(view[at:end])) != crc:
+        return None
+    return at, head_len, np.frombuffer(view[at:end], dtype="<u4")
+
+
+def whole(data: Any) -> bool:
+    """Return whether the CRC-32 of the prefix matches every byte after it (what a palazzo
+    before version 3 checks). Cost: one CRC pass."""
+    if len(data) < PREFIX.size:
+        return False
+    return zlib.crc32(memoryview(data)[PREFIX.size:]) == PREFIX.unpack_from(data)[2]
 
 
 def open_snapshot(data: bytes | bytearray | Any) -> Opened:
     """Return the parts of a snapshot; raise :class:`SnapshotDamaged` when the bytes are not a
-    whole one, and ImportRejected for a whole one of a version this palazzo does not read.
+    whole one (for version 3, carrying ``partial``: what still verifies, when its meta and
+    pages do), and ImportRejected for a whole one of a version this palazzo does not read.
 
     The arrays are views into ``data``, writable when ``data`` is (:func:`read_snapshot`
-    keeps them as the palace's own arrays). Cost: a CRC-32 over the file; nothing is
-    copied."""
-    if len(data) < PREFIX.size or not is_snapshot(data):
+    keeps them as the palace's own arrays). Cost: a CRC-32 over the file, page by page;
+    nothing is copied."""
+    found = _trailer(data)
+    if found is None:
+        return _open_whole(data)
+    at, head_len, pages = found
+    view = memoryview(data)
+    head_bytes = view[PREFIX.size:PREFIX.size + head_len]
+    if zlib.crc32(head_bytes) != int(pages[0]):
+        raise SnapshotDamaged("the snapshot's header is damaged")
+    head = _head(head_bytes)
+    arrays: dict[str, np.ndarray] = {}
+    bad: dict[str, list[tuple[int, int]]] = {}
+    k = 1
+    for name, (dtype, shape, offset, nbytes) in head["arrays"].items():
+        start = PREFIX.size + head_len + offset
+        if start + nbytes > at or k + -(-nbytes // PAGE) > len(pages):
+            raise SnapshotDamaged(f"array {name!r} runs past the end of the snapshot")
+        for i in range(0, nbytes, PAGE):
+            if zlib.crc32(view[start + i:start + min(i + PAGE, nbytes)]) != int(pages[k]):
+                bad.setdefault(name, []).append((i, min(i + PAGE, nbytes)))
+            k += 1
+        arrays[name] = np.frombuffer(view, dtype=dtype, count=nbytes // np.dtype(
+            dtype).itemsize, offset=start).reshape(shape)
+    damaged_prefix = bytes(view[:len(MAGIC)]) != MAGIC or PREFIX.unpack_from(data)[1] != head_len
+    opened = Opened(head["palace"], arrays, head.get("store") or {}, bad, damaged_prefix)
+    if bad or damaged_prefix:
+        where = ", ".join(f"{len(r)} of {name}" for name, r in bad.items())
+        raise SnapshotDamaged(f"pages fail their checksums ({where})" if where else
+                              "its first bytes are damaged", partial=opened)
+    return opened
+
+
+def _head(raw: Any) -> dict[str, Any]:
+    try:
+        head = json.loads(bytes(raw))
+    except ValueError as err:
+        raise SnapshotDamaged(f"the snapshot's header is not JSON: {err}") from None
+    if head.get("version") not in READS:  # whole, but from another palazzo: not damage
+        raise ImportRejected(f"snapshot version {head.get('version')!r} is not read here "
+                             f"(this palazzo reads versions up to {VERSION})")
+    return head
+
+
+def _open_whole(data: Any) -> Opened:
+    """Open a snapshot checked by its one CRC (versions 1 and 2)."""
+    if len(data) < PREFIX.size or data[:len(MAGIC)] != MAGIC:
         raise SnapshotDamaged("not a columnar palace snapshot")
     _, head_len, crc = PREFIX.unpack_from(data)
     if PREFIX.size + head_len > len(data):
@@ -144,13 +254,7 @@ def open_snapshot(data: bytes | bytearray | Any) -> Opened:
     buffer = memoryview(data)[PREFIX.size:]
     if zlib.crc32(buffer) != crc:
         raise SnapshotDamaged("the snapshot's checksum does not match (a torn or damaged file)")
-    try:
-        head = json.loads(buffer[:head_len].tobytes())
-    except ValueError as err:
-        raise SnapshotDamaged(f"the snapshot's header is not JSON: {err}") from None
-    if head.get("version") not in READS:  # whole, but from another palazzo: not damage
-        raise ImportRejected(f"snapshot version {head.get('version')!r} is not read here "
-                             f"(this palazzo reads versions up to {VERSION})")
+    head = _head(buffer[:head_len])
     arrays = {}
     for name, (dtype, shape, offset, nbytes) in head["arrays"].items():
         start = head_len + offset
@@ -374,9 +478,9 @@ def palace_of(opened: Opened, make_palace: Callable[..., Any]) -> Any:
         palace.text_index = _retokenised(palace, palace.text_index)
     for name in SECTIONS:
         raw = a.get(f"s.{name}")
-        if raw is None:  # version 1: the section is in the header
+        if raw is None and name in meta:  # version 1: the section is in the header
             setattr(palace, name, _make_section(palace, name, meta[name]))
-        else:
+        elif raw is not None:  # (none at all: salvage left a damaged one out, empty)
             setattr(palace, name, Later(_maker(palace, name, raw), memoryview(raw)))
     return palace
 

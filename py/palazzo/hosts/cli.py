@@ -67,7 +67,10 @@ def _open(args, create: bool = True):
                                                  for p in path.iterdir())):
         raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
     embedder = make_embedder(args.embedder)
-    return PalaceDirectory(path, lambda **kw: Palace(embedder=embedder, **kw))
+    d = PalaceDirectory(path, lambda **kw: Palace(embedder=embedder, **kw))
+    if d.status.damaged:
+        args.damaged = d.status.problem  # said after a command that succeeds (main)
+    return d
 
 
 def _print(result) -> None:
@@ -85,24 +88,55 @@ def _init(args) -> int:
 
 
 def _repair(args) -> int:
-    """``palazzo repair``: a journal record that fails on replay is set aside (with --yes),
-    then the ``repair`` operation checks drawers, edges, aliases and facts and, with --yes,
-    rebuilds what is derived; without --yes it only reports."""
+    """``palazzo repair``: when the palace's files are damaged, recover everything that still
+    verifies (with --yes: records that no longer apply are set aside in a rejected-… file,
+    damaged files are moved aside as damaged-…, never deleted); then the ``repair`` operation
+    checks drawers, edges, aliases and facts and, with --yes, rebuilds what is derived.
+    Without --yes it only reports."""
     with _open(args, create=False) as d:
-        stopped = d.status.stopped_at
-        if stopped is not None and not args.yes:
-            raise PalazzoError(f"{d.status.problem}. Run `palazzo repair --yes` to set record "
-                               f"{stopped} and the records after it aside (they are kept in a "
-                               "rejected-… file beside the journal) and open the palace for "
-                               "writing")
-        journal = {"repaired": False, "problem": d.status.problem}
-        if stopped is not None:
-            journal = {"repaired": True, **d.store.repair()}
+        status = d.status
+        if status.damaged and not args.yes:
+            _print({"damaged": True, "problem": status.problem, "damage": status.damage,
+                    "set_aside": status.set_aside, "missing": status.missing})
+            raise PalazzoError("the palace is damaged (above). Run `palazzo repair --yes` to "
+                               "keep everything that still verifies, move the damaged files "
+                               "aside (damaged-…) and set aside the records that no longer "
+                               "apply (rejected-…), then write it again")
+        files = {"repaired": False, "problem": status.problem}
+        if status.damaged:
+            files = d.store.repair()
         report = d.call("repair", {"dry_run": not args.yes})
-        _print({**journal, "palace": report})
+        _print({**files, "palace": report})
         if report["problems"] and not args.yes:
             print("palazzo: `palazzo repair --yes` fixes what can be fixed", file=sys.stderr)
     return 0
+
+
+def _check(args) -> int:
+    """``palazzo check``: read every file of the palace and verify it (every checksum, every
+    journal record, the tip and the signing keys); print what was found; exit 1 when the
+    palace is damaged. Changes nothing and takes no lock, so it runs beside a writer. The
+    palace is opened without an embedder (nothing is embedded, no weights are needed)."""
+    from palazzo.palace import Palace
+    from palazzo.persist.palacestore import PalaceStore
+    from palazzo.persist.storage import DirectorySpace
+
+    path = Path(args.palace).expanduser()
+    if not path.is_dir() or not any(p.is_file() for p in path.iterdir()):
+        raise PalazzoError(f"no palace in {path}")
+    store = PalaceStore(DirectorySpace(path), lambda **kw: Palace(embedder=None, **kw),
+                        read_only=True)
+    report = store.check()
+    _print(report)
+    if report["ok"]:
+        print(f"palazzo: the palace is whole ({len(report['files'])} files checked)",
+              file=sys.stderr)
+        return 0
+    problem = store.status.problem or next(
+        f"{f['file']}: {f['found']}" for f in report["files"] if not f["ok"])
+    print(f"palazzo: damaged: {problem}. `palazzo repair --yes` recovers what verifies",
+          file=sys.stderr)
+    return 1
 
 
 def _dedup(args) -> int:
@@ -309,16 +343,17 @@ def _serve(args) -> int:
 def _json_args(text: str | None) -> dict:
     """Return the operation arguments given as a JSON object on the command line (``@FILE``
     reads them from a file, ``-`` from stdin); a one-line error for anything else."""
+    from palazzo.core import jsontext
+
     if text is None:
         return {}
     if text == "-":
         text = sys.stdin.read()
     elif text.startswith("@"):
         text = Path(text[1:]).expanduser().read_text(encoding="utf-8")
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise PalazzoError(f"--args is not JSON: {err}") from None
+    # Nesting is measured before parsing (5,000 levels would be a RecursionError), and an
+    # integer of more than 4,300 digits is a ValueError of the parser: both one-line errors.
+    value = jsontext.loads(text, "--args")
     if not isinstance(value, dict):
         raise PalazzoError("--args must be a JSON object, e.g. '{\"query\": \"roses\"}'")
     return value
@@ -326,7 +361,10 @@ def _json_args(text: str | None) -> dict:
 
 def _call(args) -> int:
     """``palazzo call``: any registered operation, arguments as JSON, result printed as JSON;
-    ``--list`` prints every operation's name and summary instead."""
+    ``--list`` prints every operation's name and summary instead. Arguments the operation's
+    schema refuses (see :meth:`palazzo.ops.registry.Registry.check`) are a one-line error
+    before the palace is opened."""
+    from palazzo.core.schema import quote
     from palazzo.ops import REGISTRY
 
     if args.list or args.operation is None:
@@ -334,8 +372,10 @@ def _call(args) -> int:
             print(f"{op['name']:20} {'(writes) ' if op['mutates'] else ''}{op['summary']}")
         return 0
     if args.operation not in REGISTRY.names():
-        raise PalazzoError(f"no operation {args.operation!r}: `palazzo call --list` lists them")
+        raise PalazzoError(f"no operation {quote(args.operation)}: `palazzo call --list` "
+                           "lists them")
     call_args = _json_args(args.args)
+    REGISTRY.check(args.operation, call_args)  # refused before the palace is even opened
     with _open(args, create=False) as d:
         _print(d.call(args.operation, call_args))
     return 0
@@ -486,8 +526,10 @@ def parser() -> argparse.ArgumentParser:
 
     cmd("init", _init, "create a palace directory")
     cmd("status", _status, "counts, embedder and storage of the palace")
-    c = cmd("repair", _repair, "check drawers, edges, aliases and facts; rebuild what is "
-            "derived; set aside journal records that fail on replay (kept in a file)")
+    cmd("check", _check, "verify every file of the palace (checksums, journal, tip, keys); "
+        "exit 1 when it is damaged; changes nothing")
+    c = cmd("repair", _repair, "recover a damaged palace (damaged files kept aside); check "
+            "drawers, edges, aliases and facts; rebuild what is derived")
     c.add_argument("--yes", action="store_true", help="do it (without: say what it would do)")
     c = cmd("dedup", _dedup, "near-duplicate drawers (a dry run; --yes merges them)")
     c.add_argument("--threshold", type=float, help="cosine (default 0.9)")
@@ -640,7 +682,12 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return args.fn(args)
+        code = args.fn(args)
+        if getattr(args, "damaged", None) and args.command != "repair":
+            # A read of a damaged palace answers from what still verifies: say so once.
+            print(f"palazzo: warning: this palace is damaged and read-only: {args.damaged}",
+                  file=sys.stderr)
+        return code
     except PalazzoError as err:
         print(f"palazzo: {err}", file=sys.stderr)
         return 1

@@ -277,8 +277,8 @@ class PalaceDirectory:
             self._set_writer(True)
         else:
             self.store = PalaceStore(self.space, self._make, read_only=False)
-        if self.store.status.read_only:  # boot found a record it would not cut
-            raise ReadOnly(f"{self.path} cannot be written: {self.store.status.problem}")
+        if self.store.status.read_only:  # boot found damage: nothing is written
+            raise self.store.read_only_error()
 
     def _give_back(self) -> None:
         """Save vectors a run of reindex steps left in memory alone, then release the lock

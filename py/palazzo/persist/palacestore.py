@@ -89,7 +89,8 @@ from palazzo.errors import (
 )
 from palazzo.formats import snapshot
 from palazzo.formats.palacefile import read_palace
-from palazzo.ops import REGISTRY, Operation, Registry
+from palazzo.formats.salvage import salvage
+from palazzo.ops import REGISTRY, Operation, Registry, upkeep
 from palazzo.palace import Palace
 from palazzo.persist import journal, recovery
 from palazzo.persist.journal import Record, Tip
@@ -154,6 +155,7 @@ class Status:
     missing: list[list[int]] = field(default_factory=list)
     fallback: int | None = None  # the older generation boot fell back on
     signing: bool = True
+    salvaged: dict[str, Any] | None = None  # what a snapshot rebuilt around damage lost
 
     @property
     def damaged(self) -> bool:
@@ -170,7 +172,7 @@ class Status:
                 "stopped_at": self.stopped_at, "damaged": self.damaged,
                 "damage": list(self.damage), "set_aside": list(self.set_aside),
                 "missing": [list(m) for m in self.missing], "fallback": self.fallback,
-                "signing": self.signing}
+                "signing": self.signing, "salvaged": self.salvaged}
 
 
 class _FrozenClock:
@@ -268,6 +270,8 @@ class PalaceStore:
             return _Base(read_palace(found.records[0].args, self._make_bare), gen, None)
         except SnapshotDamaged as err:
             self._why = str(err)
+            if err.partial is not None and self._partial is None:
+                self._partial = (gen, err.partial)
             return None
         except PalazzoError as err:
             # A whole, checksummed snapshot this palazzo refuses (written by a palazzo whose
@@ -336,6 +340,7 @@ class PalaceStore:
         self._unsaved_vectors = False
         self._refused = None
         self._failed, self._aside, self._unfinished = [], set(), []
+        self._partial: tuple[int, snapshot.Opened] | None = None
         findings: list[Finding] = []
         names = set(self.space.names())
         snaps = sorted((g for n in names if (m := SNAPSHOT.fullmatch(n))
@@ -355,6 +360,7 @@ class PalaceStore:
             self._snapshot_bytes = 0
         live = [g for g in snaps if snapshot_name(g) not in self._unfinished]
         newest = max([base.generation, *live, *jgens, tip.generation if tip else 0])
+        base = self._salvaged(base, newest, jgens, findings)
         for g in sorted(jgens):
             if base.generation < g and g not in snaps:
                 # Compaction writes a snapshot before its journal: a journal without its
@@ -420,6 +426,35 @@ class PalaceStore:
             except (PalazzoError, OSError):
                 pass
         return st
+
+    def _salvaged(self, base: _Base, newest: int, jgens: set[int], findings: list[Finding]
+                  ) -> _Base:
+        """Return the base to replay from when the newest snapshot is damaged: the older
+        whole one when its journals lead without a gap to the damaged one (exact), else the
+        damaged one rebuilt around its damaged pages (:mod:`palazzo.formats.salvage`), which
+        loses only what those pages held. Cost: a scan of the older chain; a salvage copies
+        the snapshot's arrays once."""
+        if self._partial is None or self._partial[0] <= base.generation:
+            return base
+        gen, partial = self._partial
+        entries, _, _ = self._chain(base.generation, newest, jgens, [])
+        ordered = recovery.order(entries, base.seq, journal_name)
+        exact = base.generation > 0 and not ordered.missing and not any(
+            e.record.op == SAVED and e.generation < gen for e in ordered.kept)
+        if exact:
+            return base
+        palace, report = salvage(partial, self._make_bare)
+        upkeep.repair(palace, fix=True)  # the links that follow from the drawers kept
+        self.status.salvaged = report
+        lost = report["drawers_lost_count"]
+        findings.append(Finding(snapshot_name(gen), f"rebuilt around its damaged pages: "
+                                f"{lost} drawer(s) lost, {report['vectors_dropped']} to embed "
+                                "again" + "".join(f", {s} lost" for s in report[
+                                    "sections_lost"])))
+        seq = partial.store.get("seq")
+        keys = partial.store.get("keys")
+        return _Base(palace, gen, seq if isinstance(seq, int) else None,
+                     keys if isinstance(keys, list) else [])
 
     def _chain(self, base: int, newest: int, jgens: set[int], findings: list[Finding]
                ) -> tuple[list[Entry], dict[int, int], journal.Span | None]:
@@ -594,7 +629,7 @@ class PalaceStore:
             self._save_keys()
             return result
         if self.status.read_only:
-            raise self._read_only_error()
+            raise self.read_only_error()
         if name in SNAPSHOT_OPS:
             with _FrozenClock(self.palace, float(self.clock())):
                 result = self._run(op, args)
@@ -707,7 +742,7 @@ class PalaceStore:
             self.boot()
             raise
 
-    def _read_only_error(self) -> ReadOnly:
+    def read_only_error(self) -> ReadOnly:
         """Return the error a write on this read-only store raises, saying why it is."""
         if self.status.damaged:
             return PalaceDamaged(
@@ -745,7 +780,7 @@ class PalaceStore:
         CRC-32 over the file); on disk, the previous generation stays until the next one.
         """
         if self.status.read_only:
-            raise self._read_only_error()
+            raise self.read_only_error()
         old = self.status.generation
         new = old + 1
         keys = [k["key_id"] for k in (self._keys or {}).get("keys", [])]

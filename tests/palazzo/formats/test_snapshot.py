@@ -92,7 +92,7 @@ def test_another_embedder_drops_the_vectors_and_keeps_the_rest():
     assert call(other, "reindex", {})["embedded"] > 0
 
 
-def test_any_damage_is_refused_whole():
+def test_any_damage_is_refused_and_says_which_pages():
     data = snapshot.write_snapshot(rich_palace())
     for at in range(0, len(data), max(1, len(data) // 300)):
         bad = bytearray(data)
@@ -108,9 +108,9 @@ def test_any_damage_is_refused_whole():
 
 def test_a_newer_version_is_refused_as_such_not_as_damage():
     meta, arrays = snapshot.unpack(snapshot.write_snapshot(make()))
-    with mock.patch.object(snapshot, "VERSION", 3):  # a whole file, written by a newer palazzo
+    with mock.patch.object(snapshot, "VERSION", 4):  # a whole file, written by a newer palazzo
         patched = snapshot.pack(meta, arrays)
-    with pytest.raises(ImportRejected, match="version 3 is not read here"):
+    with pytest.raises(ImportRejected, match="version 4 is not read here"):
         snapshot.read_snapshot(patched, make)
 
 
