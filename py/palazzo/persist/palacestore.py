@@ -328,6 +328,8 @@ class PalaceStore:
             name = snapshot_name(g)
             if tip is not None and g > tip.generation and g not in jgens:
                 self._unfinished.append(name)
+                if self._partial is not None and self._partial[0] == g:
+                    self._partial = None  # never acknowledged: nothing in it to rebuild
                 continue
             findings.append(Finding(name, f"damaged: {self._why}"))
             self._aside.add(name)
