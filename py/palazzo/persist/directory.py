@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from palazzo.errors import PalazzoError, ReadOnly, StorageError
+from palazzo.errors import ReadOnly, StorageError
 from palazzo.palace import Palace
 from palazzo.persist.palacestore import KEYS, TIP, PalaceStore
 from palazzo.persist.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
@@ -51,16 +51,14 @@ class PalaceDirectory:
     files changed; for a write (an operation that ``mutates``) it takes the lock if it is
     free, boots as the writer (or, when the files are unchanged since its last boot, goes on
     from the memory it has), runs the call and gives the lock back, read-only again, at the
-    end of every call: the vectors of a ``reindex`` step, which the store saves only with the
-    last step of a run, are saved (a compaction) before the lock goes back, so it leaves
-    nothing behind in memory alone and never holds the lock between calls.
+    end of every call (a ``reindex`` step is journaled with its vectors like any write, so
+    nothing stays in memory alone and the lock is never held between calls).
 
     A process that opened as the writer keeps the lock until :meth:`close`: it is the one the
     user started in order to write (a CLI command, or the first MCP server), its commands
     and runs of steps are not interleaved with another process's writes, and it never pays a
-    check of the files before a call. Either kind saves the vectors of a reindex run whose
-    last step wrote none (see :meth:`_track_reindex`). Cost of a reader's write: a ``flock``,
-    a ``stat`` of each file, and a boot when another process wrote since this one last read.
+    check of the files before a call. Cost of a reader's write: a ``flock``, a ``stat`` of
+    each file, and a boot when another process wrote since this one last read.
 
     Use it as a context manager (``with PalaceDirectory(path, make) as d:``), or call
     :meth:`close` when done: either gives the lock back, and a closed directory refuses
@@ -82,7 +80,6 @@ class PalaceDirectory:
         self._owner = self._root.lock(self.path.name)
         self._holding = False  # a reader holding the lock for the write it runs
         self._closed = False
-        self._unsaved_gen: int | None = None  # generation with unsaved reindex vectors
         try:
             # Taken before the boot: files that change after it make the next call reload.
             self._seen: tuple[tuple[str, int, int, int], ...] | None = self._files()
@@ -151,10 +148,7 @@ class PalaceDirectory:
                 raise StorageError(f"{self.path} was closed: open the palace directory again "
                                    "to use it")
             if self._owner:
-                result = self.store.call(name, args)
-                if name == "reindex":
-                    self._track_reindex(result)
-                return result
+                return self.store.call(name, args)
             mutates = self.store.registry.get(name).mutates
             if not mutates and not self._holding:
                 self.refresh()
@@ -166,18 +160,9 @@ class PalaceDirectory:
                 self.refresh()
                 return self.store.call(name, args)  # raises ReadOnly, changes nothing
             try:
-                result = self.store.call(name, args)
-            except BaseException:
-                self._give_back()
-                raise
-            try:
-                if name == "reindex" and result.get("embedded") and result.get("remaining"):
-                    # A step of a run: its vectors are saved before the lock goes back, so
-                    # no other process waits on this one between its calls.
-                    self._unsaved_gen = self.store.status.generation
+                return self.store.call(name, args)
             finally:
                 self._give_back()
-            return result
 
     def compact(self) -> None:
         """Write the palace as a new snapshot now, so the next open reads it instead of
@@ -225,10 +210,9 @@ class PalaceDirectory:
                 self.store.boot()
 
     def close(self) -> None:
-        """Release the writer lock if this process holds it, after saving vectors a run of
-        reindex steps left in memory alone; returns None. It exists so that the lock goes back
-        as soon as a host is done, not when the process ends. Idempotent: a second close does
-        nothing. Afterwards :meth:`call` raises StorageError."""
+        """Release the writer lock if this process holds it; returns None. It exists so that
+        the lock goes back as soon as a host is done, not when the process ends. Idempotent:
+        a second close does nothing. Afterwards :meth:`call` raises StorageError."""
         with self._serial:
             if self._closed:
                 return
@@ -236,35 +220,8 @@ class PalaceDirectory:
             try:
                 if self._holding:
                     self._give_back()
-                elif self._owner:
-                    with contextlib.suppress(PalazzoError):  # derived data: embedded again
-                        self._save_unsaved()
-            finally:  # whatever saving raised, the lock goes back
+            finally:
                 self._root.unlock(self.path.name)
-
-    def _track_reindex(self, result: dict[str, Any]) -> None:
-        """Keep count of a run of ``reindex`` steps. The store saves the vectors of a run
-        only with a step that writes some and leaves none to do; a run whose last step wrote
-        none (the drawers left cannot get a vector) would leave the earlier steps' vectors in
-        memory alone, so they are saved here. Cost: a snapshot, only in that case."""
-        if result.get("embedded") and result.get("remaining"):
-            if self._unsaved_gen is None:
-                self._unsaved_gen = self.store.status.generation
-        elif not result.get("remaining"):
-            self._save_unsaved()
-
-    def _save_unsaved(self) -> None:
-        """Write a snapshot if reindex steps left vectors unsaved since the last one (the
-        generation did not move); raises what compaction raises, after reloading from disk."""
-        gen, self._unsaved_gen = self._unsaved_gen, None
-        status = self.store.status
-        if gen is None or status.read_only or status.generation != gen:
-            return
-        try:
-            self.store.compact()
-        except BaseException:
-            self.store.boot()  # memory must not claim what the disk may not hold
-            raise
 
     def _become_writer(self) -> None:
         """Make the store the writer's, the lock being held: go on from memory when nothing
@@ -281,15 +238,11 @@ class PalaceDirectory:
             raise self.store.read_only_error()
 
     def _give_back(self) -> None:
-        """Save vectors a run of reindex steps left in memory alone, then release the lock
-        and go back to read-only."""
+        """Release the lock and go back to read-only, noting the files as they are now (so
+        the next call does not boot again for this process's own write)."""
         try:
-            self._save_unsaved()
             self._seen = self._files() if self._seen is not None else None
-        except PalazzoError:
-            self._seen = None  # not sure what is on disk now: the next call boots again
         finally:
-            self._unsaved_gen = None
             self._set_writer(False)
             self._holding = False
             self._root.unlock(self.path.name)

@@ -59,9 +59,11 @@ under it and reads again.
 Compaction writes snapshot N+1 whole, reads it back and verifies it, writes an empty journal
 N+1 and the tip, then deletes generation N-1 (generation N stays, for a fallback). A crash
 between any two steps leaves a bootable state. No rename is needed, so OPFS and IndexedDB
-spaces can do the same with plain writes. Operations whose durable record is a snapshot
-(import, reindex) take a sequence number and first append a ``saved`` marker to the journal
-before it, so a fallback past their snapshot knows what it lacks.
+spaces can do the same with plain writes. An import, whose durable record is a snapshot (it
+carries a whole palace), takes a sequence number and first appends a ``saved`` marker to the
+journal before it, so a fallback past its snapshot knows what it lacks. A ``reindex`` step is
+an ordinary record carrying the vectors it made, so embedding a big palace in steps is
+durable step by step: a reload or a crash loses no step that returned.
 """
 
 from __future__ import annotations
@@ -106,9 +108,8 @@ BOOT_TRIES = 20  # a read-only boot that keeps racing compactions gives up after
 COMPACT_RECORDS = 500
 COMPACT_BYTES = 32 << 20
 # Operations whose durable record is a new snapshot rather than a journal record: an import
-# carries a whole palace, and reindex only adds vectors (derived data that replay without the
-# embedder could not remake).
-SNAPSHOT_OPS = frozenset({"import", "reindex"})
+# carries a whole palace.
+SNAPSHOT_OPS = frozenset({"import"})
 SAVED = "saved"  # the journal's marker of a snapshot operation (what a fallback lacks)
 
 
@@ -222,7 +223,6 @@ class PalaceStore:
         self.seq = 0
         self._keys: Any = None
         self._host: Any = None
-        self._unsaved_vectors = False  # reindex steps whose vectors no snapshot holds yet
         self._snapshot_bytes = 0  # size of the snapshot the journal follows
         self._failed: list[tuple[Record, str]] = []  # records set aside (verified, no apply)
         self._aside: set[str] = set()  # damaged files that repair moves aside
@@ -339,7 +339,6 @@ class PalaceStore:
     def _boot_once(self) -> Status:
         st = self.status = Status(read_only=not self.writer)
         self._host = None
-        self._unsaved_vectors = False
         self._refused = None
         self._failed, self._aside, self._unfinished = [], set(), []
         self._partial: tuple[int, snapshot.Opened] | None = None
@@ -635,13 +634,6 @@ class PalaceStore:
         if name in SNAPSHOT_OPS:
             with _FrozenClock(self.palace, float(self.clock())):
                 result = self._run(op, args)
-            # Vectors are derived data: a partial reindex (a host embedding in steps) stays in
-            # memory and is saved with the step that finishes; after a crash the missing
-            # ones are embedded again.
-            if name == "reindex":
-                self._unsaved_vectors |= bool(result.get("embedded"))
-                if result.get("remaining") or not self._unsaved_vectors:
-                    return result
             self._save_as_snapshot(name)
             return result
         try:
@@ -649,10 +641,6 @@ class PalaceStore:
             journal.encode(Record(self.seq + 1, name, args_copy, 0.0))
         except (TypeError, ValueError, RecursionError) as err:
             raise ValidationError(f"arguments of {name!r} are not JSON: {err}") from None
-        if self._unsaved_vectors:
-            # Vectors of an unfinished reindex run live only in memory; an operation that
-            # reads them (links, paths) would replay differently without them: save first.
-            self.compact()
         clock = float(self.clock())
         recorder = None
         if self.palace.embedder is not None:
@@ -808,7 +796,6 @@ class PalaceStore:
                 self.space.delete(n)
         self._snapshot_bytes = size
         self.status.snapshot = True
-        self._unsaved_vectors = False
         self.status.journal_records = 0
         self.status.journal_bytes = 0
         self.status.last_saved = float(self.clock())

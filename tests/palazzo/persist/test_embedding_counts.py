@@ -69,5 +69,18 @@ def test_steps_end_when_more_drawers_than_a_step_can_never_get_a_vector():
     assert all(0 < b - a <= 16 for a, b in zip(done, done[1:], strict=False))  # ≤ limit a step
     assert steps.no_vector["count"] == 40 and steps.no_vector["reason"] == REASON
     assert store.call("palace_status")["embedded"] == 30
-    assert store.status.generation == gen + 1, "the finished run was saved as a snapshot"
+    assert store.status.generation == gen  # each step is a journal record, not a snapshot
+    assert store.status.journal_records == len(seen)
     assert call(PalaceStore(store.space, make).palace, "palace_status")["embedded"] == 30
+
+
+def test_every_step_is_durable_a_reboot_midway_keeps_what_was_embedded():
+    real = [f"Note {i}: the violin lesson moved to room {i}." for i in range(40)]
+    store = store_of(real)
+    steps = iter(embedding_steps(store.call, 16))
+    assert next(steps)[0] == 16  # one step, then the tab is closed
+    again = PalaceStore(store.space, make)
+    assert call(again.palace, "palace_status")["embedded"] == 16  # nothing embedded twice
+    assert not again.status.problem
+    rest = list(embedding_steps(again.call, 16))
+    assert rest[-1][:2] == (24, 24)
