@@ -32,7 +32,7 @@ from palazzo.ops.registry import (
 )
 from palazzo.palace import Palace
 from palazzo.retrieval import events as event_list
-from palazzo.retrieval import recency
+from palazzo.retrieval import recency, scripts
 from palazzo.retrieval.search import MAX_QUERY, search, vector_scores
 
 operation = Operations()
@@ -273,6 +273,9 @@ def _search(palace: Palace, args: dict[str, Any]) -> Result:
         out = {"query": query[:MAX_QUERY], "results": [h.to_dict() for h in hits]}
     if len(query) > MAX_QUERY:
         out["query_cut_to"] = MAX_QUERY  # what was read; the rest was ignored
+    if mode == "hybrid" and not scripts.readable(query, palace.embedder):
+        out["by_words"] = (f"semantic search reads {scripts.reads(palace.embedder).title()} "
+                           "script only (English): this query is ranked by its words")
     return out
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from palazzo.errors import ValidationError, VectorsPending
 from palazzo.retrieval import events as event_list
-from palazzo.retrieval import fusion
+from palazzo.retrieval import fusion, scripts
 from palazzo.retrieval import recency as time_prior
 from palazzo.retrieval import rerank as reranker
 
@@ -108,6 +108,23 @@ def vector_scores(palace, query: str, best_chunk: bool = True) -> np.ndarray | N
         scores[chunked] = best[chunked]
     scores[~store.has_vector[:n]] = -np.inf
     return scores
+
+
+def unembedded_term(store, bm_ranked: np.ndarray, weight: float, k: int) -> np.ndarray:
+    """Return, for the BM25-ranked drawers that have no vector yet, the vector list's share
+    they would get at their BM25 place (``weight / (k + rank)``); 0 elsewhere.
+
+    Why: while a palace is being embedded, a drawer without a vector is in one list only and
+    would rank below unrelated drawers that happen to have one; a drawer's words keep its
+    place until its vector arrives (a fully embedded palace gets nothing from this). Cost:
+    O(BM25 depth)."""
+    out = np.zeros(store.size, dtype=np.float64)
+    if not len(bm_ranked):
+        return out
+    lacking = ~store.has_vector[: store.size][bm_ranked]
+    if lacking.any():
+        out[bm_ranked[lacking]] = weight / (k + np.flatnonzero(lacking) + 1.0)
+    return out
 
 
 def pheromone_term(palace, candidates: np.ndarray, weight: float) -> np.ndarray:
@@ -195,7 +212,10 @@ def search(
         mask = mask & within[: store.size]
     depth = max(MIN_DEPTH, DEPTH_PER_RESULT * limit)
 
-    vec = vector_scores(palace, query) if mode != "bm25" else None
+    # A hybrid query in a script the embedder does not read (Korean for English MiniLM) is
+    # ranked by its words: its vector would rank unrelated drawers first (scripts.py).
+    read = mode != "hybrid" or scripts.readable(query, palace.embedder)
+    vec = vector_scores(palace, query) if mode != "bm25" and read else None
     bm = palace.text_index.scores(query, size=store.size) if mode != "vector" else None
     if mode == "vector" and vec is None:
         raise ValidationError("this palace has no vectors: run reindex or search with bm25")
@@ -217,6 +237,7 @@ def search(
     else:
         fused = fusion.rrf([vec_ranked, bm_ranked], k=rrf_k, size=store.size,
                            weights=None if vector_weight == 1.0 else [vector_weight, 1.0])
+        fused += unembedded_term(store, bm_ranked, vector_weight, rrf_k)
         if pheromone:
             boost = pheromone_term(palace, fused > 0, pheromone)
             fused = fused + boost
