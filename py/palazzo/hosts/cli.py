@@ -23,19 +23,35 @@ IMPORT_COMPACT_BYTES = 1 << 20
 
 class ProgressBar:
     """A one-line progress bar on stderr for long runs (silent when stderr is not a TTY
-    unless ``force``)."""
+    unless ``force``); with ``rate``, the rate over the last steps and the time left
+    (:class:`palazzo.hosts.embedding.IndexingRate`, a window, so it never jumps by orders of
+    magnitude when one step is slow)."""
 
-    def __init__(self, label: str, force: bool = False) -> None:
+    def __init__(self, label: str, force: bool = False, rate: str | None = None) -> None:
+        from palazzo.hosts.embedding import IndexingRate
+
         self.label = label
         self.live = force or sys.stderr.isatty()
+        self.unit = rate
+        self.rate = IndexingRate() if rate else None
+        self.last: tuple[float, int] | None = None
 
     def __call__(self, done: int, total: int) -> None:
+        import time
+
+        if self.rate is not None:
+            now = time.perf_counter()
+            if self.last is not None:
+                self.rate.record(done - self.last[1], now - self.last[0], total - done)
+            self.last = (now, done)
         if not self.live:
             return
         width = 30
         filled = int(width * done / max(total, 1))
+        words = self.rate.words() if self.rate is not None else None
+        tail = f", {words.replace('drawers', self.unit)}" if words else ""
         sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-                         f"{done}/{total}")
+                         f"{done}/{total}{tail}\033[K")
         if done >= total:
             sys.stderr.write("\n")
         sys.stderr.flush()
@@ -224,9 +240,10 @@ def _embed(d, args) -> None:
     """Embed drawers that lack a vector, in steps, with a progress bar."""
     from palazzo.hosts.embedding import embedding_steps
 
-    bar = ProgressBar("embedding", getattr(args, "progress", False))
+    bar = ProgressBar("embedding", getattr(args, "progress", False), rate="drawers")
     last = None
     steps = embedding_steps(d.call, 64)
+    bar(0, 1)  # the clock of the first step starts now
     for last in steps:
         bar(last[0], last[1])
     if last is not None:
@@ -278,7 +295,11 @@ def _run_plan(args, box: list, d) -> int:
     if args.summary:
         Path(args.summary).write_text(json.dumps(plan.summary, ensure_ascii=False, indent=1),
                                       encoding="utf-8")
-    out = apply(plan, d.call, progress=ProgressBar("importing", args.progress), batch=BATCH)
+    # Words first: the drawers land searchable by their words in batches, then the vectors
+    # come in durable steps with a progress line (a crash loses at most the step running).
+    with d.store.words_first():
+        out = apply(plan, d.call, progress=ProgressBar("importing", args.progress),
+                    batch=BATCH)
     del plan
     _print(out)
     _embed(d, args)

@@ -74,7 +74,7 @@ import json
 import re
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -711,6 +711,21 @@ class PalaceStore:
             if isinstance(err, StorageError):
                 raise
             raise StorageError(f"the change was not saved: {err}") from None
+
+    @contextlib.contextmanager
+    def words_first(self) -> Iterator[None]:
+        """Within the block, drawers are added without vectors: searchable by their words at
+        once, embedded afterwards in durable ``reindex`` steps (an import of thousands of
+        messages then shows its drawers in the first minute and loses no embedding work to a
+        crash, instead of embedding inside every batch). The palace keeps its vectors and
+        their fingerprint; the embedder comes back when the block ends. Cost: none."""
+        embedder = self.palace.embedder
+        self.palace.embedder = None
+        try:
+            yield
+        finally:
+            if self.palace.embedder is None:  # (a reload in the block attached it again)
+                self.palace.embedder = embedder
 
     def _write_tip(self, seq: int, length: int) -> None:
         """Record that the journal of the current generation holds ``length`` acknowledged
