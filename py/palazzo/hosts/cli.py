@@ -236,8 +236,10 @@ def _import(args) -> int:
     return 0
 
 
-def _embed(d, args) -> None:
-    """Embed drawers that lack a vector, in steps, with a progress bar."""
+def _embed(d, args, stream=None) -> None:
+    """Embed drawers that lack a vector, in steps, with a progress bar; say what was done on
+    ``stream`` (stdout unless given: an importer's stdout is its JSON result)."""
+    stream = sys.stdout if stream is None else stream
     from palazzo.hosts.embedding import embedding_steps
 
     bar = ProgressBar("embedding", getattr(args, "progress", False), rate="drawers")
@@ -247,17 +249,18 @@ def _embed(d, args) -> None:
     for last in steps:
         bar(last[0], last[1])
     if last is not None:
-        print(f"embedded {last[0]} drawers with {last[2]}")
-        _print_no_vector(steps.no_vector)
+        print(f"embedded {last[0]} drawers with {last[2]}", file=stream)
+        _print_no_vector(steps.no_vector, stream)
 
 
-def _print_no_vector(report: dict) -> None:
+def _print_no_vector(report: dict, stream=None) -> None:
     """Name the drawers that got no vector (the first ones, and how many in all)."""
     count = report.get("count", 0)
     if count:
         ids = report["drawer_ids"]
         more = f", and {count - len(ids)} more" if count > len(ids) else ""
-        print(f"{count} drawers got no vector ({report['reason']}): {', '.join(ids)}{more}")
+        print(f"{count} drawers got no vector ({report['reason']}): {', '.join(ids)}{more}",
+              file=sys.stdout if stream is None else stream)
 
 
 def _reindex(args) -> int:
@@ -302,7 +305,7 @@ def _run_plan(args, box: list, d) -> int:
                     batch=BATCH)
     del plan
     _print(out)
-    _embed(d, args)
+    _embed(d, args, sys.stderr)
     if d.status.journal_bytes >= IMPORT_COMPACT_BYTES:
         d.compact()  # the next command reads one snapshot instead of replaying the import
     return 0
