@@ -224,3 +224,29 @@ def test_a_palace_read_back_picks_the_same_halls_and_tunnels_as_the_one_it_was(r
     assert edges(q) == edges(p)
     assert sum(1 for i in q.edges.live() if q.edges.dst[i] == "room:big/new"
                and q.edges.kind[i] == EdgeKind.HALL) == 8
+
+
+def test_the_embedding_queue_puts_a_persons_own_and_short_words_first_newest_first():
+    from palazzo import call
+    from palazzo.embed.hashing import HashEmbedder
+
+    palace = Palace(clock=lambda: 0.0, chunk_size=120)  # no embedder: nothing gets a vector
+    long_answer = "Here is a long answer. " * 20
+    call(palace, "import_conversation", {"conversation": "chat", "messages": [
+        {"role": "user", "content": "How do I prune roses in winter? " * 6,
+         "timestamp": 1_000.0},
+        {"role": "assistant", "content": long_answer, "timestamp": 1_001.0},
+        {"role": "user", "content": "Thanks!", "timestamp": 1_002.0}]})
+    old, _ = palace.add_drawer("notes", "n", "An old short note.", created_at=10.0)
+    new, _ = palace.add_drawer("notes", "n", "A new short note.", created_at=2_000.0)
+    big, _ = palace.add_drawer("notes", "n", "A long note about the garden. " * 10,
+                               created_at=3_000.0)
+    order = [palace.drawers.ids[int(r)] for r in palace.embedding_queue()]
+    texts = [palace.drawers.content[palace.row(i)] for i in order]
+    assert order[0] == new and texts[1] == "Thanks!"  # short or one's own, newest first
+    assert texts[2].startswith("How do I prune")  # one's own, though long
+    assert order[3] == old
+    assert order[4] == big and texts[5] == long_answer.strip()  # long ones last, newest first
+    palace.set_embedder(HashEmbedder())
+    step = call(palace, "reindex", {"limit": 2})
+    assert step["tried"] == order[:2] and step["remaining"] == 4

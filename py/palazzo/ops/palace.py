@@ -326,9 +326,20 @@ def _check_replace_ids(palace: Palace, changed: list[tuple[str, str]]) -> None:
         taken[nid] = did
 
 
+def _reindex_replay(args: dict[str, Any], result: Result) -> dict[str, Any]:
+    """Return the arguments that replay a ``reindex`` step exactly: the drawers it tried,
+    by id, so a later palazzo whose order of embedding differs replays the same step."""
+    if "drawers" in args or "limit" not in args:
+        return args
+    return {**args, "drawers": result["tried"]}
+
+
 @operation("reindex", "Embed drawers that lack a vector of the current embedder "
-           "(all of them with force).",
-           obj({"force": {"type": "boolean"}, "limit": LIMIT}), mutates=True)
+           "(all of them with force); with limit, a step: the most wanted first (a "
+           "person's own turns and short drawers, newest first); with drawers, those.",
+           obj({"force": {"type": "boolean"}, "limit": LIMIT,
+                "drawers": {"type": "array", "items": NAME, "maxItems": 10_000}}),
+           mutates=True, replay=_reindex_replay)
 def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     """Embed the live drawers that lack a vector (every live drawer with ``force``); return
     the vectors written (``embedded``), the drawers not tried yet (``remaining``) and the
@@ -356,9 +367,14 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
         fit([s.content[r] for r in live])
         if palace.embedder.fingerprint != before:
             palace.set_embedder(palace.embedder)
-    rows = live
-    if not args.get("force", False):
-        rows = rows[~s.has_vector[rows]]
+    if "drawers" in args:
+        rows = np.asarray(sorted({palace.row(d) for d in args["drawers"]}), dtype=np.intp)
+        if not args.get("force", False):
+            rows = rows[~s.has_vector[rows]]
+    elif args.get("force", False):
+        rows = live
+    else:
+        rows = palace.embedding_queue() if "limit" in args else live[~s.has_vector[live]]
     todo = len(rows)
     step = args.get("limit", max(todo, 1))
     written, tried, failed = 0, 0, []
@@ -374,6 +390,7 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
             break  # the rest's vectors are still being computed elsewhere: a later step
     listed = 20
     return {"embedded": written, "remaining": todo - tried, "embedder": palace.embedder.name,
+            "tried": [s.ids[int(r)] for r in rows[:tried]] if "limit" in args else [],
             "fingerprint": palace.embedder.fingerprint,
             "total_embedded": int(s.has_vector[: s.size].sum()),
             "no_vector": {"count": len(failed),

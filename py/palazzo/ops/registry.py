@@ -37,6 +37,10 @@ class Operation:
     anything, so persistence need not reload the palace after such a failure (a reload costs
     a boot; other failures still get one).
 
+    ``replay`` (optional) returns, from the arguments and the result, the arguments that
+    replay the call exactly whatever a later palazzo would choose on its own (a ``reindex``
+    step names the drawers it tried); persistence journals those.
+
     ``own`` names the arguments whose contents the operation checks itself, in full and with
     its own messages (``import`` reads its ``document`` as the palace file reader reads a
     file; ``batch`` checks each call's arguments against that call's operation): the
@@ -51,6 +55,7 @@ class Operation:
     mutates: bool = False
     atomic: bool = False
     own: tuple[str, ...] = ()
+    replay: Callable[[dict[str, Any], Result], dict[str, Any]] | None = None
 
     def describe(self) -> dict[str, Any]:
         """Return the operation's public description (name, summary, input schema)."""
@@ -76,10 +81,13 @@ class Operations:
 
     def __call__(self, name: str, summary: str, schema: dict[str, Any], *,
                  mutates: bool = False, atomic: bool = False,
-                 own: tuple[str, ...] = ()) -> Callable[[Runner], Runner]:
+                 own: tuple[str, ...] = (),
+                 replay: Callable[[dict[str, Any], Result], dict[str, Any]] | None = None
+                 ) -> Callable[[Runner], Runner]:
         """Return the decorator that registers ``name`` with the decorated function."""
         def register(run: Runner) -> Runner:
-            self.ops.append(Operation(name, summary, schema, run, mutates, atomic, own))
+            self.ops.append(Operation(name, summary, schema, run, mutates, atomic, own,
+                                      replay))
             return run
         return register
 

@@ -655,6 +655,8 @@ class PalaceStore:
                 self.palace.embedder = host
         effects = {"embedder": None if recorder is None else recorder.effects(),
                    "extract": self.palace.extract_on_add}
+        if op.replay is not None:
+            args_copy = op.replay(args_copy, result)
         record = Record(self.seq + 1, name, args_copy, clock, effects)
         try:
             data = journal.encode(record)

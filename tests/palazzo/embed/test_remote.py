@@ -87,10 +87,11 @@ def test_a_reindex_step_stops_where_the_vectors_end(pair):
     texts = [f"the palace {w}" for w in ("room", "drawer", "wing", "note", "memory")]
     for text in texts:
         call(palace, "add_drawer", {"wing": "w", "room": "r", "content": text})
-    serve(remote, model, texts[:2])
+    queue = [palace.drawers.content[int(r)] for r in palace.embedding_queue()]
+    serve(remote, model, queue[:2])  # the vectors of the two drawers a step takes first
     out = call(palace, "reindex", {"limit": 4})
     assert (out["embedded"], out["remaining"], out["no_vector"]["count"]) == (2, 3, 0)
-    serve(remote, model, texts[2:])
+    serve(remote, model, queue[2:])
     out = call(palace, "reindex", {"limit": 4})
     assert (out["embedded"], out["remaining"]) == (3, 0)
     assert call(palace, "palace_status", {})["embedded"] == 5

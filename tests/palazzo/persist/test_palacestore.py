@@ -10,9 +10,9 @@ from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import NotFound, PalaceDamaged, ReadOnly, StorageError, ValidationError
 from palazzo.formats.palacefile import export_palace
 from palazzo.palace import Palace
-from palazzo.persist.library import Library
 from palazzo.persist import journal
 from palazzo.persist.journal import Tip
+from palazzo.persist.library import Library
 from palazzo.persist.palacestore import TIP, PalaceStore, journal_name
 from palazzo.persist.storage import MemoryRoot, MemorySpace
 

@@ -3,6 +3,7 @@ that stop read-only at a failing record, readers racing a compaction, read-only 
 
 from unittest import mock
 
+import numpy as np
 import pytest
 
 from palazzo.core.model import EdgeKind
@@ -291,8 +292,10 @@ def test_a_write_between_reindex_steps_saves_the_steps_first_so_replay_links_the
         bare.call("add_drawer", {"wing": "w", "room": "r", "content": text})
     make = maker(lambda: HashEmbedder())
     store = PalaceStore(space, make, clock=ticking())
-    assert store.call("reindex", {"limit": 4})["remaining"]  # a run left unfinished
-    store.call("add_drawer", {"wing": "w", "room": "r", "content": TEXTS[0] + " again"})
+    step = store.call("reindex", {"limit": 4})
+    assert step["remaining"]  # a run left unfinished
+    first = store.palace.drawers.content[store.palace.row(step["tried"][0])]
+    store.call("add_drawer", {"wing": "w", "room": "r", "content": first + " again"})
     links = similar(store.palace)
     assert links  # the new drawer linked to vectors of the unfinished run
     src, dst = sorted(links)[0]
@@ -393,3 +396,24 @@ def test_a_whole_snapshot_this_version_refuses_opens_read_only_and_is_kept(rewri
     with pytest.raises(ReadOnly):
         again.call("add_drawer", {"wing": "w", "room": "r", "content": "new"})
     assert space.read(name) == data
+
+
+def test_a_reindex_step_is_journaled_with_the_drawers_it_tried_so_any_order_replays_it(
+        monkeypatch):
+    space = MemorySpace()
+    bare = PalaceStore(space, lambda **kw: Palace(clock=lambda: 0.0, **kw), clock=ticking())
+    for text in TEXTS:
+        bare.call("add_drawer", {"wing": "w", "room": "r", "content": text})
+    make = maker(lambda: HashEmbedder())
+    store = PalaceStore(space, make, clock=ticking())
+    step = store.call("reindex", {"limit": 3})
+    record = journal.scan(space.read(journal_name(store.status.generation))).records[-1]
+    assert record.op == "reindex" and record.args["drawers"] == step["tried"]
+    before = state(store.palace)
+    # A later palazzo that would embed in another order replays the same step all the same.
+    monkeypatch.setattr(Palace, "embedding_queue", lambda self: np.flatnonzero(
+        ~self.drawers.has_vector[: self.drawers.size]))  # oldest first, row by row
+    patched = [bare.palace.drawers.ids[int(r)] for r in bare.palace.embedding_queue()[:3]]
+    assert set(patched) != set(step["tried"])  # the step alone would take other drawers
+    again = PalaceStore(space, make, clock=ticking())
+    assert again.status.problem is None and state(again.palace) == before

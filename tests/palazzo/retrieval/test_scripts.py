@@ -29,7 +29,8 @@ def test_latin_share_counts_letters_only():
 
 def _palace(embedder):
     palace = Palace(embedder=embedder, clock=lambda: 0.0)
-    palace.add_drawer("chats", "tax", "금융소득 종합과세 기준은 연 2천만 원입니다. 이자와 배당을 합산합니다.")
+    palace.add_drawer("chats", "tax", "금융소득 종합과세 기준은 연 2천만 원입니다. "
+                      "이자와 배당을 합산합니다.")
     for i in range(30):
         palace.add_drawer("chats", f"misc {i}", f"GitHub 업로드 {i}: git push origin main, "
                           f"release notes number {i}.")
