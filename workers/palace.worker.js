@@ -68,7 +68,7 @@ async function settle() {
     if (!want.length) return;
     const palace = want[0][0];
     const names = want.filter(([p]) => p === palace).map(([, f]) => f);
-    host.supply(bridge, palace, await storage.readAll(palace, names));
+    host.supply(bridge, palace, await storage.readAll(palace, names), true, names);
   }
 }
 
@@ -88,7 +88,7 @@ async function prepare(name, args) {
     const palace = host.open_name(bridge);
     let unread = [];
     if (palace) { const proxy = host.unread(bridge, palace); unread = proxy.toJs(); proxy.destroy(); }
-    if (unread.length) host.supply(bridge, palace, await storage.readAll(palace, unread), false);
+    if (unread.length) host.supply(bridge, palace, await storage.readAll(palace, unread), false, unread);
     return;
   }
   const palace = args.name;

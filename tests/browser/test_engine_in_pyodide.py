@@ -46,7 +46,8 @@ OK_OUTCOMES = {"passed", "xfailed"}
 # Whole files that cannot run in Pyodide, by path relative to tests/palazzo, with the reason.
 EXCLUDE = dict.fromkeys(
     ("hosts/test_ui.py", "hosts/test_ui_knowledge.py", "hosts/test_ui_map.py",
-     "hosts/test_ui_search.py", "hosts/test_ui_shell.py", "hosts/test_ui_act.py"),
+     "hosts/test_ui_search.py", "hosts/test_ui_shell.py", "hosts/test_ui_act.py",
+     "hosts/test_ui_damage.py"),
     "builds the Panel app with Panel's server-side rendering; Panel is not loaded here "
     "(tests/browser/test_ui*.py cover the app in the real worker)")
 EXCLUDE.update(dict.fromkeys(
@@ -56,6 +57,9 @@ EXCLUDE.update(dict.fromkeys(
     "the importers run in the worker on dropped files (tests/browser/test_ui_import.py; "
     "importers/test_source.py and hosts/test_importing.py run here)"))
 
+EXCLUDE["importers/test_files.py"] = (
+    "cpython_only: it makes FIFOs, sockets and devices, which Pyodide's file system has not; "
+    "in the browser the worker writes only the dropped regular files")
 EXCLUDE.update(dict.fromkeys(
     ("embed/test_graph.py", "embed/test_runtime.py"),
     "cpython_only: ONNX Runtime and the onnx package are CPython's; in the browser the "

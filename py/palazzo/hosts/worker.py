@@ -165,15 +165,18 @@ def unread(bridge: Bridge, name: str) -> list[str]:
     return sorted(space.deferred) if space is not None else []
 
 
-def supply(bridge: Bridge, name: str, files: Any, boot: bool = True) -> None:
+def supply(bridge: Bridge, name: str, files: Any, boot: bool = True,
+           asked: Any = None) -> None:
     """Give the mirror of palace ``name`` the files the worker read because they were wanted
     or unread; when ``boot`` and it is the open palace, boot it again from them (keeping its
-    lock) and redraw. Returns None."""
+    lock) and redraw. ``asked`` names the files the worker looked for: one that storage no
+    longer holds (another tab's compaction removed it meanwhile) is forgotten, so boot sees
+    it missing instead of asking for it after every call. Returns None."""
     lib = bridge.library
     space = lib.root.spaces.get(name)
     if space is None:
         return
-    space.supply(_py(files) or {})
+    space.supply(_py(files) or {}, _py(asked) or ())
     if boot and lib.name == name:
         lib.reload()
         hook = bridge.hooks.refresh_ui
@@ -299,7 +302,8 @@ def _planned(remote: Any, texts: list[str]) -> list[Any]:
 
 def embed_plan(bridge: Bridge, limit: int = 16) -> list[Any]:
     """Return the token ids the embedding worker must embed for the next ``limit`` drawers
-    without a vector (those ``reindex`` takes next): [plan number, batches], each batch
+    without a vector (those ``reindex`` takes next, :meth:`Palace.embedding_queue`'s
+    order): [plan number, batches], each batch
     [ids (int32 bytes, n×t, 0-padded), n, t]; empty when there is nothing to embed or the
     embedder is not the remote one. Cost: tokenising those drawers' chunks."""
     remote = _remote(bridge)
@@ -308,8 +312,7 @@ def embed_plan(bridge: Bridge, limit: int = 16) -> list[Any]:
         return []
     palace = bridge.palace
     s = palace.drawers
-    rows = s.live_rows()
-    rows = rows[~s.has_vector[rows]][: max(1, int(limit))]
+    rows = palace.embedding_queue()[: max(1, int(limit))]  # what reindex takes next
     texts = [p for r in rows for p in palace.pieces(s.content[r])]
     return _planned(remote, texts)
 

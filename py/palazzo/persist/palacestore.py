@@ -322,6 +322,7 @@ class PalaceStore:
                 base = self._load_snapshot(g)
             except NotLoaded:  # the host reads it now and boots again (the browser)
                 findings.append(Finding(snapshot_name(g), "not read from storage yet"))
+                self._partial = None  # no rebuild around damage before the fallback is read
                 return None
             if base is not None or self._refused is not None:
                 return base
@@ -381,14 +382,20 @@ class PalaceStore:
                     *(e.record.seq for e in ordered.conflicts)])
         self._failed += [(e.record, "a second, different record with its sequence number")
                          for e in ordered.conflicts]
+        missing = [list(m) for m in ordered.missing]
         if tip is not None:
             gens = {*live, *jgens, *(int(m.group(1)) for n in st.skipped_snapshots
                                      if (m := SNAPSHOT.fullmatch(n)))}
             if tip.generation >= base.generation:
-                findings += recovery.check_tip(tip, lengths, gens, last, journal_name)
+                short = recovery.check_tip(tip, lengths, gens, last, journal_name)
+                if short and tip.generation in lengths:
+                    self._aside.add(journal_name(tip.generation))  # kept, as it was found
+                findings += short
             elif last < tip.seq:
                 findings.append(Finding(snapshot_name(base.generation), f"holds records up "
                                         f"to {last}, but {tip.seq} were acknowledged"))
+            if last < tip.seq:  # acknowledged records no file holds any more
+                missing.append([last + 1, tip.seq])
         palace, applied = self._replay_all(base, kept)
         st.generation = newest
         st.snapshot = base.generation > 0
@@ -399,7 +406,7 @@ class PalaceStore:
         self._attach_host(palace)
         self._load_keys(palace, base.keys, findings)
         self._keys = palace.provenance.keyring_to_json()
-        st.missing = [list(m) for m in ordered.missing]
+        st.missing = missing
         st.damage = [f.to_dict() for f in findings]
         st.set_aside = [recovery.describe(r, why) for r, why in
                         sorted(self._failed, key=lambda x: x[0].seq)]
@@ -918,9 +925,32 @@ class PalaceStore:
             if not found["ok"] and role in ("current", "newer", "tip", "keys"):
                 bad_current = True
         self._check_chain(files, held, seqs)
+        bad_current |= self._check_against_tip(files, seqs)
         ok = not self.status.damaged and not bad_current
         return {"ok": ok, "generations": gens, "files": files,
                 "damage": list(self.status.damage), "status": self.status.to_dict()}
+
+    def _check_against_tip(self, files: list[dict[str, Any]], seqs: dict[int, list[int]]
+                           ) -> bool:
+        """Mark the journal the tip names when it is shorter than what was acknowledged (cut
+        at a record boundary, or its end torn past the acknowledged length); return whether
+        it was."""
+        tip = Tip.decode(self.space.read(TIP) or b"") if TIP in self.space.names() else None
+        if tip is None:
+            return False
+        name = journal_name(tip.generation)
+        entry = next((f for f in files if f["file"] == name), None)
+        if entry is None:
+            return False
+        numbers = seqs.get(tip.generation, [])
+        good = journal.scan(self.space.read(name) or b"").good_bytes
+        if good >= tip.length and (not tip.length or (numbers and numbers[-1] >= tip.seq)):
+            return False
+        entry["ok"] = False
+        entry["found"] += (f"; holds {good} whole bytes up to record "
+                           f"{numbers[-1] if numbers else 'none'}, but {tip.length} bytes up "
+                           f"to record {tip.seq} were acknowledged")
+        return True
 
     @staticmethod
     def _check_chain(files: list[dict[str, Any]], held: dict[int, int | None],

@@ -17,7 +17,7 @@ import mmap
 import os
 import re
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from palazzo.errors import NotFound, NotLoaded, StorageError, ValidationError
 
@@ -429,12 +429,15 @@ class QueuedSpace(MemorySpace):
         self._loaded(name)
         return super().load(name)
 
-    def supply(self, files: dict[str, bytes]) -> None:
-        """Give the mirror files the host read because they were wanted."""
+    def supply(self, files: dict[str, bytes], asked: Any = ()) -> None:
+        """Give the mirror files the host read because they were wanted. A name in
+        ``asked`` that ``files`` lacks is gone from storage (another tab's compaction removed
+        it meanwhile): it is forgotten, so boot sees it missing instead of asking again."""
         for name, data in files.items():
             if name in self.deferred:
                 self.deferred.discard(name)
                 self.files[name] = bytearray(data)
+        self.deferred -= {str(n) for n in asked} - set(files)
         self.wanted = [n for n in self.wanted if n in self.deferred]
 
     def write(self, name: str, data: bytes | list[memoryview]) -> None:

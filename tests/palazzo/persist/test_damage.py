@@ -143,3 +143,24 @@ def test_a_record_that_no_longer_applies_is_listed_with_its_text_and_kept_beside
     kept = journal.scan(space.read(out["rejected"])).records
     assert [r.op for r in kept] == ["update_drawer"]
     assert damage._texts(again) == {"a later note"}
+
+
+def test_a_journal_cut_at_a_record_boundary_is_kept_aside_and_its_records_named_missing():
+    cut = SPANS[8][1]  # after record 9 of 12: whole records, only the tip knows
+    files = _journal(REF.files[JOURNAL][:cut])
+    space = _space(files)
+    store = PalaceStore(space, damage.make)
+    last = journal.scan(REF.files[JOURNAL]).records[-1].seq
+    assert store.status.missing == [[last - 2, last]]
+    report = PalaceStore(_space(files), damage.make, read_only=True).check()
+    row = next(f for f in report["files"] if f["file"] == JOURNAL)
+    assert not report["ok"] and not row["ok"] and "acknowledged" in row["found"]
+    out = store.repair()
+    assert {"file": JOURNAL, "to": f"damaged-{JOURNAL}"} in out["moved"]
+    assert space.read(f"damaged-{JOURNAL}") == files[JOURNAL]
+    assert out["missing"] == [[last - 2, last]]
+
+
+def test_check_finds_a_healthy_palace_whole():
+    report = PalaceStore(_space(REF.files), damage.make, read_only=True).check()
+    assert report["ok"] and all(f["ok"] for f in report["files"])

@@ -46,8 +46,9 @@ INTROS = {
     "Provenance": "Cut a signed slice of a conversation and verify it, to prove which turns "
                   "an answer was given and that none was changed; the atlas shows which "
                   "turns matter across many slices.",
-    "Palaces & files": "Download this palace as a file, import one, or open, start and "
-                       "delete palaces kept in this browser.",
+    "Palaces & files": "Download this palace as a file, import one, open, start and "
+                       "delete palaces kept in this browser, or check the files of the "
+                       "open palace and repair them.",
 }
 
 

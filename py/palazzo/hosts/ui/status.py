@@ -36,6 +36,17 @@ def search_words(status: dict[str, Any], model_coming: bool, rate: str | None = 
     return f"{line} · {rate}" if rate else f"{line}…"
 
 
+def damaged_words(st: dict[str, Any]) -> str:
+    """Return the status line's warning for a palace whose files are damaged (storage status
+    ``st`` with ``damaged`` true): "Damaged: read-only — <what is damaged and what was
+    read>", then where to repair it. The store's problem ends by naming the command line's
+    repair; the page names its own place for it instead. Plain text (escape it)."""
+    problem = (st.get("problem") or "some of its files do not verify").split(
+        "; read-only until")[0].replace("see status.damage", "see Palaces & files")
+    return (f"Damaged: read-only — {problem}. Nothing is written until it is repaired "
+            "(Palaces & files: Check files, Repair…)")
+
+
 def status_html(status: dict[str, Any], storage: dict[str, Any] | None,
                 model_coming: bool = False, rate: str | None = None) -> str:
     """Return the status line for palace and storage status dicts, all user text escaped:
@@ -62,12 +73,16 @@ def status_html(status: dict[str, Any], storage: dict[str, Any] | None,
         kept = KEPT.get(storage["backend"], f'saved ({storage["backend"]})')
         parts.append(f'<span data-testid="status-storage">{esc(kept)}</span>')
         detail.append(f'storage: {storage["backend"]} · last save {when}')
-        if st.get("read_only"):
-            warnings.append('<span class="pz-warn" data-testid="status-read-only">read-only: '
-                            "this palace is open in another tab</span>")
-        if st.get("problem"):
-            warnings.append(f'<span class="pz-warn" data-testid="status-problem">'
-                            f'{esc(st["problem"])}</span>')
+        if st.get("damaged"):
+            warnings.append(f'<span class="pz-warn" data-testid="status-damaged">'
+                            f'{esc(damaged_words(st))}</span>')
+        else:
+            if st.get("read_only"):
+                warnings.append('<span class="pz-warn" data-testid="status-read-only">'
+                                "read-only: this palace is open in another tab</span>")
+            if st.get("problem"):
+                warnings.append(f'<span class="pz-warn" data-testid="status-problem">'
+                                f'{esc(st["problem"])}</span>')
     details = (f'<details class="pz-status-detail"><summary>Details</summary>'
                f'<span data-testid="status-detail">{esc(" · ".join(detail))}</span></details>')
     return ('<div class="pz-status-line" data-testid="palace-status">'
