@@ -14,14 +14,6 @@ from palazzo.persist import journal
 pytestmark = pytest.mark.cpython_only
 
 
-@pytest.fixture
-def palace(tmp_path, monkeypatch):
-    path = tmp_path / "palace"
-    monkeypatch.setenv("PALAZZO_PALACE", str(path))
-    assert main(["init", "--embedder", "hash"]) == 0
-    return path
-
-
 def run(capsys, *argv):
     code = main([*argv, "--embedder", "hash"])
     out = capsys.readouterr()

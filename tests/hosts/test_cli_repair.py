@@ -20,14 +20,6 @@ def run(capsys, *argv, embedder="hash"):
     return code, out.out, out.err
 
 
-@pytest.fixture
-def palace(tmp_path, monkeypatch):
-    path = tmp_path / "palace"
-    monkeypatch.setenv("PALAZZO_PALACE", str(path))
-    assert main(["init", "--embedder", "hash"]) == 0
-    return path
-
-
 def test_repair_sets_a_failing_record_aside_after_asking(palace, capsys):
     assert run(capsys, "add", "--wing", "w", "--room", "r", "kept text")[0] == 0
     log = palace / journal_name(1)
