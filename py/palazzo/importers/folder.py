@@ -4,12 +4,16 @@ Layout (documented rule):
 
 - **wing**: ``wing`` if given, else the name of the folder being indexed.
 - **room**: the file's folder relative to the indexed folder, posix (``docs/api``); the
-  files directly in the indexed folder share the room ``.`` (:data:`TOP_ROOM`, the indexed
-  folder relative to itself; no subfolder can have that name). So rooms are folders, never
-  files: a flat folder of 5,000 files is one room of 5,000 drawers, and a file's room
-  depends on its own path alone — adding or removing other files never moves it (a rule
-  that gave each file a room only while a folder held few would move them all, and re-key
-  their drawers, the day one file too many arrived).
+  files directly in the indexed folder share the room named after that folder itself
+  (:func:`top_room`: ``notes`` for ``~/notes/a.md``; ``.``, :data:`TOP_ROOM`, only when
+  the folder's name cannot name a room). So rooms are folders, never files: a flat folder
+  of 5,000 files is one room of 5,000 drawers, told apart by their files (each drawer's
+  ``source_file``, which search results and the drawer view show), and a file's room
+  depends on its own path and the folder's name alone — adding or removing other files
+  never moves it (a rule that gave each file a room only while a folder held few would move
+  them all, and re-key their drawers, the day one file too many arrived). A subfolder
+  directly under the indexed folder with the folder's own name (``notes/notes/``) shares
+  that room; its files keep their own paths.
 - **drawer**: the file's text, verbatim. ``source`` is ``"index"`` and ``source_file`` the
   file's path relative to the indexed folder (posix). Every drawer is added with the
   identity key ``<path>#<position>`` (:func:`chunk_key`), so its id is content + wing + room
@@ -48,12 +52,13 @@ different wings (a drawer's ``source_file`` is relative to the folder it came fr
 A file whose stored drawers rebuild its text but lie in another room than the rule gives
 (``moved``) is indexed again in its room and its old drawers deleted — as a changed file is.
 That is what re-indexing a palace made before rooms were folders does: a file that was
-directly in the indexed folder had the room of its stem (``README.md`` in ``README``), and
-its drawers move to ``.``. Nothing is dropped: drawer ids include the room, so the new
-drawers are added first and the old ones deleted after every add of the plan (an interrupted
-apply leaves both; the next index finishes the move). What hung on the old drawer ids
-(pheromone, SIMILAR_TO edges, links made by hand) does not move with them, and the old
-per-file rooms stay, empty (palazzo has no operation that deletes a room).
+directly in the indexed folder had the room of its stem (``README.md`` in ``README``), or
+later the room ``.``, and its drawers move to the folder's room. Nothing is dropped:
+drawer ids include the room, so the new drawers are added first and the old ones deleted
+after every add of the plan (an interrupted apply leaves both; the next index finishes the
+move). What hung on the old drawer ids (pheromone, SIMILAR_TO edges, links made by hand)
+does not move with them, and the old rooms stay, empty (palazzo has no operation that
+deletes a room).
 """
 
 from __future__ import annotations
@@ -70,17 +75,17 @@ from palazzo.core.model import MAX_CONTENT, MAX_KEY, clean_name
 from palazzo.errors import ImportRejected, ValidationError
 from palazzo.importers import Plan, PlanBuilder, planned_drawer_id, usable_name
 from palazzo.importers._files import irregular, read_regular
+from palazzo.memory.sources import CHUNK_MARK, split_source_file
 
 SOURCE = "index"
-TOP_ROOM = "."  # the room of the files directly in the indexed folder
-CHUNK_MARK = "#chunk-"
+TOP_ROOM = "."  # the top files' room when the folder's name cannot name one (see top_room)
 DEFAULT_CHUNK = 4000  # characters: a memory-sized piece; the palace embeds it in ~5 windows
 BINARY_PROBE = 8192
 MAX_BYTES = 20 << 20
 GITIGNORE = ".gitignore"
 
 __all__ = ["TOP_ROOM", "IgnoreRules", "Rule", "StoredPiece", "chunk_key", "compile_rule",
-           "plan_index", "reassemble", "room_of", "split_source_file"]
+           "plan_index", "reassemble", "room_of", "split_source_file", "top_room"]
 
 
 # -- gitignore patterns --------------------------------------------------------------------------
@@ -514,15 +519,6 @@ class StoredPiece:
     room: str = ""  # the room it lies in ("" when not known)
 
 
-def split_source_file(source_file: str) -> tuple[str, int]:
-    """Return (file path, chunk position) of an indexed drawer's ``source_file``; position
-    0 means the drawer is the whole file."""
-    base, mark, k = source_file.rpartition(CHUNK_MARK)
-    if mark and k.isdigit() and base:
-        return base, int(k)
-    return source_file, 0
-
-
 def chunk_key(rel: str, position: int) -> str:
     """Return the identity key of piece ``position`` of file ``rel`` (``"docs/a.md#3"``;
     0 for a whole file), passed to ``add_drawer`` so that the same text at two places of a
@@ -550,11 +546,19 @@ def reassemble(pieces: Iterable[StoredPiece]) -> str | None:
     return "".join(p.content for p in ordered)
 
 
-def room_of(rel: str) -> str:
+def top_room(root: str | os.PathLike[str]) -> str:
+    """Return the room of the files directly in the folder ``root``: the folder's own
+    name (``~/notes`` -> ``notes``), or :data:`TOP_ROOM` when that name cannot name a room
+    (the file system's root, a name too long). Cost: one path resolution."""
+    return usable_name(Path(root).resolve().name) or TOP_ROOM
+
+
+def room_of(rel: str, top: str = TOP_ROOM) -> str:
     """Return the room of the file at ``rel`` (posix, relative to the indexed folder): its
-    folder (``docs/api/x.md`` -> ``docs/api``), or :data:`TOP_ROOM` for a file directly in
-    the indexed folder. A function of the path alone. Cost: O(len(rel))."""
-    return rel.rpartition("/")[0] or TOP_ROOM
+    folder (``docs/api/x.md`` -> ``docs/api``), or ``top`` (the indexed folder's room,
+    :func:`top_room`) for a file directly in the indexed folder. A function of the path and
+    ``top`` alone. Cost: O(len(rel))."""
+    return rel.rpartition("/")[0] or top
 
 
 def _read(path: Path, max_bytes: int) -> tuple[str | None, str | None, bool]:
@@ -633,12 +637,13 @@ def plan_index(
     interrupted apply never loses text.
 
     A file is unchanged when its stored drawers :func:`reassemble` to exactly its text and
-    all lie in its room (:func:`room_of`); otherwise it is indexed again (``changed``;
+    all lie in its room (:func:`room_of`; the files directly under ``path`` in
+    :func:`top_room`); otherwise it is indexed again (``changed``;
     ``healed`` when its stored drawers could not rebuild any text — a position missing or
     repeated, as the content-addressed ids of earlier versions left files with repeated
-    chunks; ``moved`` when they rebuild it in another room, as the per-file rooms of earlier
-    versions did). Every drawer carries the identity key :func:`chunk_key` of its file and
-    position.
+    chunks; ``moved`` when they rebuild it in another room, as the per-file rooms and the
+    room ``.`` of earlier versions did). Every drawer carries the identity key
+    :func:`chunk_key` of its file and position.
     Cost: one read of every candidate file; O(text of the wing's indexed drawers) for the
     comparison.
     """
@@ -655,6 +660,7 @@ def plan_index(
                               "pass wing=…")
     wing_name = clean_name(wing_name, "wing")
     walk = _Walk(root, _compile_globs(include, "include"), _compile_globs(exclude, "exclude"))
+    top = top_room(root)
     builder = PlanBuilder(str(root), "folder")
     replaced: list[str] = []
     files: list[_File] = []
@@ -666,7 +672,7 @@ def plan_index(
         if not text.lstrip("\ufeff").strip():
             builder.skip(rel, "empty")
             continue
-        room = usable_name(room_of(rel))
+        room = usable_name(room_of(rel, top))
         if room is None:
             builder.skip(rel, "no usable room name (folder path too long?)")
             continue

@@ -168,6 +168,9 @@ class Conversations:
         self.turns: dict[str, Turn] = {}
         self.children: dict[str, list[str]] = {}
         self.by_conversation: dict[str, list[str]] = {}
+        # drawer id -> (turn id, its place in its conversation), and turn id -> that place:
+        # made on the first lookup, dropped when a turn is added (see :meth:`turn_of_drawer`).
+        self._placed: tuple[dict[str, tuple[str, int]], dict[str, int]] | None = None
 
     # -- reading ----------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -225,6 +228,62 @@ class Conversations:
                for c in chosen for p in self.turns[c].parents if p in chosen]
         out.sort()
         return out
+
+    def _places(self) -> tuple[dict[str, tuple[str, int]], dict[str, int]]:
+        """Return ({drawer id: (turn id, place)}, {turn id: place}), the place being the
+        turn's index in its conversation's order added; made once, then kept until a turn is
+        added. A drawer that holds the text of several turns (the same words said twice in
+        one conversation) names the first. Cost: O(turns) the first time, O(1) after."""
+        if self._placed is None:
+            by_drawer: dict[str, tuple[str, int]] = {}
+            place: dict[str, int] = {}
+            for ids in self.by_conversation.values():
+                for i, tid in enumerate(ids):
+                    place[tid] = i
+                    by_drawer.setdefault(self.turns[tid].drawer_id, (tid, i))
+            self._placed = (by_drawer, place)
+        return self._placed
+
+    def turn_of_drawer(self, drawer_id: str) -> tuple[Turn, int] | None:
+        """Return (the turn whose text drawer ``drawer_id`` holds, its index in its
+        conversation), or None when no turn's drawer has that id. An edited drawer is found
+        by its old id (the turn keeps the id its text had): the caller tries the drawer's
+        aliases too. Cost: O(1) after one O(turns) pass per change of the turns."""
+        found = self._places()[0].get(drawer_id)
+        return None if found is None else (self.turns[found[0]], found[1])
+
+    def place_of(self, tid: str) -> int:
+        """Return turn ``tid``'s index in its conversation (the order added). O(1) after
+        one O(turns) pass per change of the turns."""
+        return self._places()[1][tid]
+
+    def thread(self, tid: str, before: int, after: int) -> tuple[list[Turn], bool, bool]:
+        """Return (turns, more before, more after): up to ``before`` turns that ``tid``
+        follows (its parent, that turn's parent, …), the turn itself and up to ``after``
+        turns that follow it, in the order they were said; each flag says whether the
+        thread goes on past the turns returned.
+
+        The thread is one line of the DAG, as a person reads a chat: going back it takes the
+        parent added last (a merge has several), going on the child said last (a
+        regenerated or edited answer's newest version, which is the one a chat program
+        shows; ties go to the one added last). Cost: O(before + after) steps, each
+        O(parents or children), after :meth:`place_of`'s pass.
+        """
+        turn = self.get(tid)
+        back: list[Turn] = []
+        at = turn
+        while at.parents and len(back) < before:
+            at = self.turns[max(at.parents, key=self.place_of)]
+            back.append(at)
+        more_before = bool(at.parents)
+        on: list[Turn] = []
+        at = turn
+        while self.children.get(at.id) and len(on) < after:
+            kids = [self.turns[c] for c in self.children[at.id]]
+            at = max(kids, key=lambda t: (t.created_at, self.place_of(t.id)))
+            on.append(at)
+        more_after = bool(self.children.get(at.id))
+        return [*reversed(back), turn, *on], more_before, more_after
 
     def summary(self, conversation: str) -> dict[str, Any]:
         """Return counts of one conversation: turns, roots, leaves, merges, deepest depth."""
@@ -373,6 +432,7 @@ class Conversations:
         self._insert(turn)
 
     def _insert(self, turn: Turn) -> None:
+        self._placed = None
         self.turns[turn.id] = turn
         for p in turn.parents:
             bisect.insort(self.children.setdefault(p, []), turn.id)

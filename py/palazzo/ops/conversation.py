@@ -1,5 +1,5 @@
 """Conversation operations: turns in (one at a time or a whole conversation), conversations
-and their turns out.
+and their turns out, and the turns around one turn (what a person reads around a hit).
 
 The engine work is in :mod:`palazzo.memory.conversation` (the conversation DAG).
 """
@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from palazzo.errors import ValidationError
+from palazzo.errors import NotFound, ValidationError
 from palazzo.memory.conversation import (
     DEFAULT_PHASE,
     DEFAULT_SALIENCE,
     PHASES,
     ROLES,
     TURN_KINDS,
+    WING,
 )
+from palazzo.memory.sources import source_of
 from palazzo.ops.registry import LIMIT, NAME, Operations, Result, obj
 from palazzo.palace import Palace
 
@@ -105,3 +107,49 @@ def _list_turns(palace: Palace, args: dict[str, Any]) -> Result:
     return {"conversation": args["conversation"], "total": len(turns), "offset": offset,
             "turns": out, "edges": [{"parent": p, "child": c, "type": k}
                                     for p, c, k in conv.edges_among(ids)]}
+
+
+AROUND = {"type": "integer", "minimum": 0, "maximum": 200}
+AROUND_TEXT = 20_000  # characters of a turn's text returned: a long answer is cut, and says so
+
+
+@operation("conversation_around",
+           "The turns around a conversation turn, in the order they were said: the turn "
+           "whose text is drawer drawer_id (or the turn turn_id), up to before turns it "
+           "follows and up to after turns that follow it (at a branch, the newest version), "
+           "each with its role, time, text and drawer id; here marks the asked-for turn.",
+           obj({"drawer_id": NAME, "turn_id": TURN, "before": AROUND, "after": AROUND}))
+def _conversation_around(palace: Palace, args: dict[str, Any]) -> Result:
+    if ("drawer_id" in args) == ("turn_id" in args):
+        raise ValidationError("conversation_around needs exactly one of 'drawer_id' (a "
+                              "drawer holding a turn's text) or 'turn_id'")
+    conv = palace.conversations
+    s = palace.drawers
+    if "turn_id" in args:
+        anchor = conv.get(args["turn_id"])
+    else:
+        row = palace.row(args["drawer_id"])  # NotFound for a drawer that is not there
+        found = source_of(palace, row)
+        if found["kind"] != "conversation" or found["turn_id"] is None:
+            came = {"file": f"the file {found.get('path')}", "diary": "a diary"}.get(
+                found["kind"], "no conversation")
+            raise NotFound(f"drawer {args['drawer_id']} is not a conversation turn: it came "
+                           f"from {came}")
+        anchor = conv.get(found["turn_id"])
+    turns, earlier, later = conv.thread(anchor.id, args.get("before", 5), args.get("after", 5))
+    room = palace.rooms.get((WING, anchor.conversation))
+    out = []
+    for t in turns:
+        row = s.lookup(t.drawer_id)
+        text = None if row is None else s.content[row]
+        out.append({"turn_id": t.id, "drawer_id": None if row is None else s.ids[row],
+                    "role": t.role, "created_at": t.created_at, "kind": t.kind,
+                    "turn": conv.place_of(t.id) + 1,
+                    "text": None if text is None else text[:AROUND_TEXT],
+                    "cut": text is not None and len(text) > AROUND_TEXT,
+                    "versions": 1 + len(conv.siblings_of(t.id)),
+                    "here": t.id == anchor.id})
+    return {"conversation": anchor.conversation,
+            "title": (room.description if room is not None else "") or anchor.conversation,
+            "turn_id": anchor.id, "total": len(conv.by_conversation[anchor.conversation]),
+            "earlier": earlier, "later": later, "turns": out}

@@ -13,6 +13,7 @@ import numpy as np
 
 from palazzo.errors import ValidationError
 from palazzo.memory import enrichment, summary, wakeup
+from palazzo.memory.sources import source_of
 from palazzo.ops.registry import LIMIT, NAME, TEXT, Operations, Result, obj
 from palazzo.palace import Palace
 from palazzo.retrieval.search import MAX_QUERY, Hit, search
@@ -80,7 +81,8 @@ def enriched(palace: Palace, query: str, hits: list[Any], limit: int, alpha: flo
     """Return the search result for ``hits`` (best first) re-ranked by enrichment: the first
     ``limit`` results in the search operation's shape (each hit's own scores kept, ``score``
     the enriched one, ``scores.semantic`` / ``scores.structural`` its terms, ``entities`` the
-    entity keys it names, ``via`` the entity that brought in a drawer no list ranked) and the
+    entity keys it names, ``source`` where it came from (:mod:`palazzo.memory.sources`),
+    ``via`` the entity that brought in a drawer no list ranked) and the
     graph context (``query_entities``, ``entities``, ``facts``). Drawers outside the
     ``wing`` / ``room`` (and the ``within`` row mask) the search was limited to never join.
     The search operation (by default) and the ``enrich`` operation both answer with it.
@@ -108,6 +110,7 @@ def enriched(palace: Palace, query: str, hits: list[Any], limit: int, alpha: flo
         out["score"] = round(c.score, 6)
         out["scores"].update(semantic=round(c.semantic, 6), structural=round(c.structural, 6))
         out["entities"] = c.entities
+        out["source"] = source_of(palace, c.row)
         if c.via:
             out["via"] = c.via
         results.append(out)

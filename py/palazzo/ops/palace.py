@@ -16,6 +16,7 @@ from palazzo.errors import NotFound, ValidationError
 from palazzo.formats.graphexport import export_graph
 from palazzo.formats.palacefile import export_jsonl, export_palace, parse, read_palace
 from palazzo.memory.enrichment import ALPHA, POOL
+from palazzo.memory.sources import source_of
 from palazzo.memory.summary import aaak_lines
 from palazzo.ops.communities import community_mask
 from palazzo.ops.memory import enriched
@@ -144,17 +145,20 @@ def _add_drawer(palace: Palace, args: dict[str, Any]) -> Result:
     return {"drawer_id": did, "created": created}
 
 
-@operation("get_drawer", "One drawer with its full text and metadata.",
-           obj({"drawer_id": NAME}, ("drawer_id",)))
+@operation("get_drawer", "One drawer with its full text and metadata, and where it came "
+           "from (source: a file's path and part, or a conversation's title, speaker and "
+           "time).", obj({"drawer_id": NAME}, ("drawer_id",)))
 def _get_drawer(palace: Palace, args: dict[str, Any]) -> Result:
-    return {"drawer": palace.drawer(args["drawer_id"]).to_dict()}
+    return {"drawer": palace.drawer(args["drawer_id"]).to_dict(),
+            "source": source_of(palace, palace.row(args["drawer_id"]))}
 
 
 SNIPPET = 200
 
 
 @operation("list_drawers", "Drawers of the palace, a wing or a room, newest first "
-           "(id, place, the first 200 characters), with offset and limit.",
+           "(id, place, the first 200 characters, where it came from), with offset and "
+           "limit.",
            obj({"wing": NAME, "room": NAME, "limit": LIMIT,
                  "offset": {"type": "integer", "minimum": 0}}))
 def _list_drawers(palace: Palace, args: dict[str, Any]) -> Result:
@@ -174,7 +178,8 @@ def _list_drawers(palace: Palace, args: dict[str, Any]) -> Result:
             "drawers": [{"id": s.ids[r], "wing": s.wing[r], "room": s.room[r],
                          "closet": s.closet[r], "snippet": s.content[r][:SNIPPET],
                          "chars": len(s.content[r]),
-                         "created_at": float(s.columns["created_at"][r])}
+                         "created_at": float(s.columns["created_at"][r]),
+                         "source": source_of(palace, r)}
                         for r in (int(x) for x in picked)]}
 
 
@@ -239,7 +244,9 @@ def _check_duplicate(palace: Palace, args: dict[str, Any]) -> Result:
            "knowledge graph and re-ranked by alpha·semantic + (1−alpha)·structural, "
            "alpha = enrich (default 0.9; 1 keeps the fused order); each result also names "
            "its entities, and the answer carries the graph context. community (an id from "
-           "the communities operation) keeps to one community's drawers.",
+           "the communities operation) keeps to one community's drawers. Each result "
+           "says where it came from (source: a file's path and part, or a conversation's "
+           "title, speaker and time).",
            obj({"query": TEXT, "limit": LIMIT, "wing": NAME, "room": NAME,
                  "mode": {"enum": ["hybrid", "vector", "bm25", "blend"]},
                  "pheromone": {"type": "number", "minimum": 0, "maximum": 10},
@@ -270,6 +277,9 @@ def _search(palace: Palace, args: dict[str, Any]) -> Result:
         out = enriched(palace, query, hits, limit, alpha,
                        wing=args.get("wing"), room=args.get("room"), within=within)
     else:
+        row_of = palace.drawers.row_of
+        for h in hits:
+            h.source = source_of(palace, row_of[h.drawer_id])
         out = {"query": query[:MAX_QUERY], "results": [h.to_dict() for h in hits]}
     if len(query) > MAX_QUERY:
         out["query_cut_to"] = MAX_QUERY  # what was read; the rest was ignored

@@ -61,10 +61,13 @@ class Hit:
     recency: float | None = None
     rerank: float | None = None
     event: float | None = None
+    # Where the drawer came from (palazzo.memory.sources): the operations fill it for the
+    # hits they return; a search called directly leaves it None and to_dict leaves it out.
+    source: dict[str, Any] | None = None
 
     def to_dict(self, snippet: int | None = None) -> dict[str, Any]:
         text = self.content if snippet is None else self.content[:snippet]
-        return {
+        out = {
             "drawer_id": self.drawer_id,
             "wing": self.wing,
             "room": self.room,
@@ -81,6 +84,9 @@ class Hit:
                 "event": self.event,
             },
         }
+        if self.source is not None:
+            out["source"] = self.source
+        return out
 
 
 def vector_scores(palace, query: str, best_chunk: bool = True) -> np.ndarray | None:

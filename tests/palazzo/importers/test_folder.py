@@ -1,6 +1,7 @@
-"""Folder importer: layout (rooms are folders), .gitignore (nested, negation), binaries,
-encodings, chunking with positions, unchanged files, changed files, files moved from the old
-per-file rooms and --sync pruning."""
+"""Folder importer: layout (rooms are folders, the top files in a room named after the
+folder), .gitignore (nested, negation), binaries, encodings, chunking with positions,
+unchanged files, changed files, files moved from the old per-file rooms and from the old
+room ".", and --sync pruning."""
 
 import os
 
@@ -14,7 +15,9 @@ from palazzo.importers.folder import (
     compile_rule,
     parse_rules,
     plan_index,
+    room_of,
     split_source_file,
+    top_room,
 )
 from palazzo.palace import Palace
 
@@ -100,7 +103,7 @@ def test_layout_rooms_and_source_files(tmp_path):
     plan = plan_index(root)
     assert plan.summary["wing"] == "notes" and plan.summary["files"] == 4
     rooms = {c.args["source_file"]: c.args["room"] for c in plan.calls}
-    assert rooms == {"README.md": ".", "home/garden.md": "home",
+    assert rooms == {"README.md": "notes", "home/garden.md": "home",
                      "work/meetings/monday.md": "work/meetings", "work/todo.txt": "work"}
     assert all(c.args["source"] == "index" and "closet" not in c.args for c in plan.calls)
     palace = Palace()
@@ -118,10 +121,13 @@ def test_a_flat_folder_is_one_room_and_a_file_never_moves_for_its_neighbours(tmp
     (root / "sub").mkdir()
     (root / "sub" / "a.md").write_text("in a folder", encoding="utf-8")
     plan = plan_index(root)
-    assert {c.args["room"] for c in plan.calls} == {".", "sub"}
+    assert {c.args["room"] for c in plan.calls} == {"flat", "sub"}
     palace = Palace()
     apply(plan, bind(palace))
-    assert sorted(palace.rooms) == [("flat", "."), ("flat", "sub")]
+    assert sorted(palace.rooms) == [("flat", "flat"), ("flat", "sub")]
+    # One room, but each drawer says its file: search results and the drawer view show it.
+    hit = call(palace, "search", {"query": "note number 7", "mode": "bm25", "limit": 1})
+    assert hit["results"][0]["source"]["path"] == "note-007.txt"
     assert palace.counts()["drawers"] == 301
     (root / "note-300.txt").write_text("one more", encoding="utf-8")
     (root / "note-000.txt").unlink()
@@ -162,7 +168,7 @@ def test_a_palace_indexed_with_per_file_rooms_moves_to_folder_rooms(tmp_path):
     deleted = {c.args["drawer_id"] for c in move.calls if c.name == "delete_drawer"}
     moved_ids = {s.ids[r] for r in s.live_rows() if s.room[r] != "work"}
     assert deleted == moved_ids and deleted < before
-    assert all(c.args["room"] == "." for c in move.calls if c.name == "add_drawer")
+    assert all(c.args["room"] == "p" for c in move.calls if c.name == "add_drawer")
 
     # Interrupted after the adds: every file is there twice, never absent, and the next
     # index finishes the move with deletes alone.
@@ -175,8 +181,39 @@ def test_a_palace_indexed_with_per_file_rooms_moves_to_folder_rooms(tmp_path):
     assert {c.args["drawer_id"] for c in finish.calls} == deleted
     apply(finish, bind(palace))
     assert rebuilt_files(palace, "p") == {k: v.encode() for k, v in files.items()}
-    assert {s.room[r] for r in s.live_rows()} == {".", "work"}
+    assert {s.room[r] for r in s.live_rows()} == {"p", "work"}
     assert len(plan_index(root, chunk_size=300, palace=palace, sync=True)) == 0
+
+
+def test_the_top_room_is_named_after_the_folder_and_the_old_room_dot_moves(tmp_path):
+    files = {"a.md": "first note", "b.md": "second note", "notes/c.md": "in a subfolder",
+             "deep/d.md": "deeper"}
+    root = tree(tmp_path / "notes", files)
+    assert top_room(root) == "notes" and top_room(root / ".." / "notes") == "notes"
+    assert top_room("/") == "."  # no name to give: the folder relative to itself
+    assert room_of("a.md", "notes") == "notes" and room_of("deep/d.md", "notes") == "deep"
+    assert room_of("a.md") == "."
+    plan = plan_index(root)
+    rooms = {c.args["source_file"]: c.args["room"] for c in plan.calls}
+    # A subfolder with the folder's own name shares its room; the files keep their paths.
+    assert rooms == {"a.md": "notes", "b.md": "notes", "notes/c.md": "notes",
+                     "deep/d.md": "deep"}
+    assert len({c.args["key"] for c in plan.calls}) == 4
+
+    # A palace indexed when the top files were in room ".": they move, nothing is lost.
+    old = Palace()
+    for c in plan.calls:
+        args = dict(c.args)
+        if "/" not in args["source_file"]:
+            args["room"] = "."
+        call(old, "add_drawer", args)
+    move = plan_index(root, palace=old)
+    assert move.summary["moved"] == ["a.md", "b.md"]
+    apply(move, bind(old))
+    s = old.drawers
+    assert {s.source_file[r]: s.room[r] for r in s.live_rows()} == rooms
+    assert rebuilt_files(old, "notes") == {k: v.encode() for k, v in files.items()}
+    assert len(plan_index(root, palace=old)) == 0
 
 
 def test_gitignore_nested_and_negation(tmp_path):

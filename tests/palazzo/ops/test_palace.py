@@ -261,3 +261,34 @@ def test_search_keeps_to_one_community():
         call(p, "search", {"query": "garden", "community": 2})
     with pytest.raises(ValidationError):
         call(p, "search", {"query": "garden", "community": -1})
+
+
+def test_results_and_drawer_views_say_where_each_drawer_came_from(palace):
+    """Issue 31 (sources everywhere): every search result (enriched or not, any mode, the
+    enrich operation too), get_drawer and list_drawers carry a source object."""
+    note = call(palace, "add_drawer", {"wing": "notes", "room": "notes",
+                                       "content": "Tomatoes need six hours of sun",
+                                       "source": "index", "source_file": "garden/tomatoes.md"})
+    call(palace, "add_room", {"wing": "conversations", "name": "tomato-talk",
+                              "description": "Growing tomatoes"})
+    call(palace, "import_conversation", {"conversation": "tomato-talk", "messages": [
+        {"role": "user", "content": "How much sun do tomatoes need?", "timestamp": 100.0},
+        {"role": "assistant", "content": "Six hours of sun at least.", "timestamp": 160.0}]})
+    runs = [{}, {"enrich": 1}, {"mode": "bm25"}, {"mode": "vector"}, {"rerank": "mmr"}]
+    for how in runs:
+        results = call(palace, "search", {"query": "tomatoes sun", "limit": 10, **how})[
+            "results"]
+        by_id = {r["drawer_id"]: r["source"] for r in results}
+        assert by_id[note["drawer_id"]]["path"] == "garden/tomatoes.md", how
+        talk = [s for s in by_id.values() if s["kind"] == "conversation"]
+        assert talk and {s["title"] for s in talk} == {"Growing tomatoes"}, how
+        assert {s["role"] for s in talk} <= {"user", "assistant"}
+    enriched = call(palace, "enrich", {"query": "tomatoes sun"})["results"]
+    assert all("source" in r for r in enriched)
+    got = call(palace, "get_drawer", {"drawer_id": note["drawer_id"]})
+    assert got["source"]["kind"] == "file" and got["drawer"]["source"] == "index"
+    listed = call(palace, "list_drawers", {"wing": "conversations"})["drawers"]
+    assert [d["source"]["role"] for d in listed] == ["assistant", "user"]  # newest first
+    assert [d["source"]["created_at"] for d in listed] == [160.0, 100.0]
+    plain = call(palace, "list_drawers", {"wing": "people"})["drawers"][0]["source"]
+    assert plain == {"kind": "added", "via": "", "created_at": 7.0}

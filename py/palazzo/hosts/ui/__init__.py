@@ -62,7 +62,7 @@ class App:
         self.communities = Communities(self.ctx)
         self.welcome = WelcomeView(self.ctx, self.show, self.try_search)
         self.map = PalaceMap(self.ctx, self.communities)
-        self.search = SearchView(self.ctx, self.communities)
+        self.search = SearchView(self.ctx, self.communities, on_map=self.locate)
         self.add = AddView(self.ctx)
         self.heat = HeatView(self.ctx)
         self.navigate = NavigateView(self.ctx, self.map)
@@ -91,6 +91,14 @@ class App:
     def show(self, name: str) -> None:
         """Switch to the tab called ``name`` (one of TABS); returns None."""
         self.tabs.active = TABS.index(name)
+
+    def locate(self, wing: str, room: str, drawer_id: str) -> None:
+        """Show drawer ``drawer_id`` on the map: its room selected and ringed, the drawer
+        marked in the room's list under the map; switch to the Map tab (here, for Python
+        callers; in the page the buttons' ``pz-go-map`` class switches the drawn tab strip,
+        which a change of ``active`` made in the worker does not reach). Returns None."""
+        self.map.focus(wing, room, drawer_id)
+        self.show("Map")
 
     def try_search(self, query: str) -> None:
         """Search for ``query`` as if typed into the Search tab, and show that tab."""

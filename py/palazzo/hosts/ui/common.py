@@ -201,6 +201,7 @@ CSS = """
 :host(.bk-panel-models-tabs-Tabs) > .bk-Row { min-width: 0 !important; }
 :host(.bk-Row) { flex-wrap: wrap !important; }
 .pz-table { display: block; max-width: 100%; overflow-x: auto; }
+.pz-table tr.pz-marked td { background: #eef4fc; font-weight: 600; }
 .pz-msg, .pz-snippet, .pz-status-line, .pz-intro, code { overflow-wrap: anywhere; }
 .bk-tab.bk-active { font-weight: 600; color: #1d2330 !important; }
 """

@@ -2,10 +2,15 @@
 
 Search shows the hits worth showing (:func:`palazzo.hosts.ui.hits.worth_showing`) as cards:
 a button named after the drawer's place opens it (by mouse or keyboard: it is a real button),
-under it an escaped snippet with the query's words marked and when the drawer was added. The
-opened drawer fills a side pane (below the results on a narrow screen): its whole text, its
-place and time, an editor, "Delete…" then "Yes, delete" / "Cancel", an Undo after a delete,
-and its neighbours (similar drawers and the others of its room), each a button that opens it.
+under it where the drawer came from (a file's path and part, or a conversation's title,
+speaker and time: :func:`palazzo.hosts.ui.hits.source_line`), an escaped snippet with the
+query's words marked and when the drawer was added, then "Read the conversation" (for a
+conversation turn) and "Show on the map". The opened drawer fills a side pane (below the
+results on a narrow screen): its place, source and time, its whole text, the same two actions
+(the conversation shows there: the turns around the drawer's, in the order said, its own
+marked, with Earlier and Later for more), an editor, "Delete…" then "Yes, delete" /
+"Cancel", an Undo after a delete, and its neighbours (similar drawers and the others of its
+room), each a button that opens it.
 Adding a drawer checks wing, room and text as they are typed, says what is wrong under the
 field, keeps the Add button disabled until the form is valid, and warns about exact and near
 duplicates (``check_duplicate``) before it writes; a second click adds anyway.
@@ -25,13 +30,24 @@ from palazzo.core.model import MAX_CONTENT, MAX_NAME, clean_name
 from palazzo.errors import ValidationError
 from palazzo.hosts.ui.common import Context, esc, html_pane, message, set_options
 from palazzo.hosts.ui.communities import Communities, label
-from palazzo.hosts.ui.hits import MIN_COSINE, matched_words, snippet_html, when, worth_showing
+from palazzo.hosts.ui.hits import (
+    MIN_COSINE,
+    matched_words,
+    moment,
+    snippet_html,
+    source_line,
+    when,
+    worth_showing,
+)
 
 ALL = "(all)"
 ANY = -1  # the community filter's "(all)" (community ids are 0 and up)
 LIMIT = 10
 NEIGHBOURS = 4
 LABEL = 60  # characters of a drawer's text on a neighbour's button
+AROUND = 5  # turns shown before and after a drawer's turn when its conversation is read
+MORE = 10  # turns Earlier / Later add
+TURN_CHARS = 1000  # characters of another turn's text shown in the conversation (cut: "…")
 EMPTY_QUERY = "Type what you are looking for, then press Enter."
 # Styles of the panes this module fills (each HTML pane has a shadow root of its own).
 CARD_CSS = """
@@ -44,6 +60,14 @@ mark { background: #fff0a0; color: inherit; padding: 0 1px; }
 .pz-msg { margin: 4px 0; }
 .pz-error { color: #a40000; }
 .pz-ok { color: #226622; }
+.pz-source { color: #24476b; font-size: 0.9em; margin: 0 0 2px 0; overflow-wrap: anywhere; }
+.pz-conversation-title { font-weight: 600; margin: 8px 0 4px 0; overflow-wrap: anywhere; }
+.pz-turns { list-style: none; margin: 0; padding: 0; }
+.pz-turn { border-left: 3px solid #d5dbe3; padding: 2px 0 2px 8px; margin: 0 0 8px 0; }
+.pz-turn-here { border-left: 5px solid #1a5fb4; background: #eef4fc; }
+.pz-turn-head { color: #444; font-size: 0.85em; }
+.pz-turn-text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.pz-more { color: #555; font-size: 0.85em; font-style: italic; margin: 2px 0 6px 0; }
 """
 # An empty slot's button (a card or a neighbour not in use: disabled, with no name) is not
 # drawn, so neither eyes nor a screen reader meet a blank button; a CSS rule on the state
@@ -83,24 +107,75 @@ def _pane(testid: str, text: str = "") -> pn.pane.HTML:
 
 def card_html(hit: dict[str, Any], query: str, created_at: float | None,
               now: float | None = None) -> str:
-    """Return a result card's body: the snippet with the query's words marked, when the
-    drawer was added and a plain hint of why it matched (no raw scores). All text escaped."""
+    """Return a result card's body: where the drawer came from (its ``source``), the
+    snippet with the query's words marked, when the drawer was added and a plain hint of
+    why it matched (no raw scores). All text escaped."""
     words = matched_words(hit["content"], query)
     why = (f'matches {", ".join(words)}' if words else "similar in meaning")
     added = when(created_at, now)
     meta = " · ".join(p for p in (f"added {added}" if added else "", why) if p)
+    origin = source_line(hit.get("source"))
     return (f'<div class="pz-card-body" data-testid="search-result" '
-            f'data-drawer="{esc(hit["drawer_id"])}"><div class="pz-snippet" '
-            f'data-testid="search-snippet">{snippet_html(hit["content"], query)}</div>'
+            f'data-drawer="{esc(hit["drawer_id"])}">'
+            + (f'<div class="pz-source" data-testid="search-source">{esc(origin)}</div>'
+               if origin else "")
+            + f'<div class="pz-snippet" data-testid="search-snippet">'
+            f'{snippet_html(hit["content"], query)}</div>'
             f'<div class="pz-when">{esc(meta)}</div></div>')
+
+
+def conversation_html(around: dict[str, Any]) -> str:
+    """Return the turns of a ``conversation_around`` answer as HTML, in the order they were
+    said: each with its speaker, time and place in the conversation, the asked-for turn
+    marked (``aria-current``, "this drawer") and shown whole, the others cut at
+    :data:`TURN_CHARS`; a line says when earlier or later turns are not shown. All text
+    escaped. Cost: O(text shown)."""
+    turns = around["turns"]
+    title = around.get("title") or around["conversation"]
+    head = (f"Conversation “{title}”: {len(turns)} of its {around['total']} "
+            f"message{'' if around['total'] == 1 else 's'}, in the order they were said")
+    items = []
+    for t in turns:
+        here = bool(t.get("here"))
+        text = t.get("text")
+        if text is None:
+            body = "<em>(the text of this message was deleted)</em>"
+        else:
+            cut = not here and len(text) > TURN_CHARS
+            body = esc(text[:TURN_CHARS] + "…" if cut else text)
+            if t.get("cut"):
+                body += " <em>(cut: the rest is in its drawer)</em>"
+        versions = t.get("versions") or 1
+        parts = [t.get("role") or "", moment(t.get("created_at")), f"message {t['turn']}",
+                 f"one of {versions} versions" if versions > 1 else "",
+                 "this drawer" if here else ""]
+        items.append(
+            f'<li class="pz-turn{" pz-turn-here" if here else ""}" '
+            f'data-testid="conversation-turn" data-role="{esc(t.get("role"))}" '
+            f'data-drawer="{esc(t.get("drawer_id") or "")}" '
+            f'data-here="{"true" if here else "false"}"'
+            + (' aria-current="true"' if here else "")
+            + f'><div class="pz-turn-head">{esc(" · ".join(p for p in parts if p))}</div>'
+            f'<div class="pz-turn-text">{body}</div></li>')
+    before = ('<p class="pz-more" data-testid="conversation-earlier">Earlier messages are '
+              'not shown (Earlier shows them).</p>' if around.get("earlier") else "")
+    after = ('<p class="pz-more" data-testid="conversation-later">Later messages are not '
+             'shown (Later shows them).</p>' if around.get("later") else "")
+    return (f'<section class="pz-conversation" data-testid="conversation" '
+            f'aria-label="{esc(head)}"><p class="pz-conversation-title" '
+            f'data-testid="conversation-title">{esc(head)}.</p>{before}'
+            f'<ol class="pz-turns">{"".join(items)}</ol>{after}</section>')
 
 
 class SearchView:
     """Query, wing/room/community filters, result cards, and the opened drawer beside them."""
 
-    def __init__(self, ctx: Context, communities: Communities | None = None) -> None:
+    def __init__(self, ctx: Context, communities: Communities | None = None,
+                 on_map: Callable[[str, str, str], None] | None = None) -> None:
         self.ctx = ctx
         self.communities = communities or Communities(ctx)
+        # "Show on the map": the app switches to the map with (wing, room, drawer id) marked.
+        self.on_map = on_map
         self.query = pn.widgets.TextInput(name="Search", placeholder="What do you remember?",
                                           css_classes=["pz-search-query"],
                                           sizing_mode="stretch_width",
@@ -118,10 +193,28 @@ class SearchView:
         # Cards and neighbour buttons are made once and filled or hidden: models made after
         # the page has rendered do not reach it from the worker (tested in Chromium).
         self.card_ids: list[str | None] = [None] * LIMIT
+        self.card_hits: list[dict[str, Any] | None] = [None] * LIMIT
         self.cards = pn.Column(*(self._card(i) for i in range(LIMIT)),
                                sizing_mode="stretch_width", css_classes=["pz-cards"])
         self.meta = _pane("drawer-meta", message("Click a result to open it here.", "info",
                                                   "drawer-empty"))
+        self.read_it = hideable(pn.widgets.Button(
+            name="Read the conversation", css_classes=["pz-drawer-read"],
+            description="Show the messages around this one, in the order they were said",
+            stylesheets=[SLOT_CSS]))
+        self.map_it = hideable(pn.widgets.Button(
+            name="Show on the map", css_classes=["pz-drawer-map", "pz-go-map"],
+            description="Open the map with this drawer's room selected",
+            stylesheets=[SLOT_CSS]))
+        self.conversation = _pane("drawer-conversation")
+        self.earlier = hideable(pn.widgets.Button(
+            name="Earlier messages", css_classes=["pz-conversation-earlier"],
+            stylesheets=[SLOT_CSS]))
+        self.later = hideable(pn.widgets.Button(
+            name="Later messages", css_classes=["pz-conversation-later"],
+            stylesheets=[SLOT_CSS]))
+        self._place: tuple[str, str] | None = None  # the opened drawer's wing and room
+        self._around: tuple[int, int] = (AROUND, AROUND)  # turns shown before and after
         self.text = pn.widgets.TextAreaInput(name="Edit the text", height=160,
                                              sizing_mode="stretch_width",
                                              css_classes=["pz-drawer-edit"])
@@ -153,11 +246,16 @@ class SearchView:
         self.no.on_click(lambda _e: self._confirming(False))
         self.yes.on_click(lambda _e: self._delete())
         self.undo.on_click(lambda _e: self._undo())
+        self.read_it.on_click(lambda _e: self.read(self.opened))
+        self.map_it.on_click(lambda _e: self.locate(self.opened, self._place))
+        self.earlier.on_click(lambda _e: self._more(MORE, 0))
+        self.later.on_click(lambda _e: self._more(0, MORE))
         self._editable(False)
         results = pn.Column(self.summary, self.cards, sizing_mode="stretch_width",
                             styles=SIDE, css_classes=["pz-search-list"])
         self.detail = pn.Column(
-            self.meta, self.text,
+            self.meta, pn.FlexBox(self.read_it, self.map_it, flex_wrap="wrap"),
+            self.earlier, self.conversation, self.later, self.text,
             pn.FlexBox(self.save, self.ask, self.yes, self.no, flex_wrap="wrap"),
             pn.FlexBox(self.note, self.undo, flex_wrap="wrap", align_items="center"),
             self.near_title, self.near, sizing_mode="stretch_width", styles=SIDE,
@@ -269,33 +367,61 @@ class SearchView:
         return message(f"No drawer matches “{q}”. {tip}", "info", "search-empty")
 
     def _card(self, i: int) -> pn.Column:
-        """Return the empty, hidden card slot ``i``: its place button and its body."""
+        """Return the empty, hidden card slot ``i``: its place button, its body and its two
+        actions (read the conversation, show on the map)."""
         button = pn.widgets.Button(name="", button_type="light", css_classes=["pz-result-open"],
                                    description="Open this drawer beside the results",
                                    stylesheets=[SLOT_CSS])
         button.on_click(lambda _e: self.open(self.card_ids[i]))
-        return hideable(pn.Column(button, _pane("search-card"), sizing_mode="stretch_width",
-                                  css_classes=["pz-card"]))
+        read = hideable(pn.widgets.Button(
+            name="Read the conversation", css_classes=["pz-result-read"],
+            description="Open this drawer with the messages around it",
+            stylesheets=[SLOT_CSS]))
+        read.on_click(lambda _e: self.read(self.card_ids[i]))
+        where = hideable(pn.widgets.Button(
+            name="Show on the map", css_classes=["pz-result-map", "pz-go-map"],
+            description="Open the map with this drawer's room selected",
+            stylesheets=[SLOT_CSS]))
+        where.on_click(lambda _e: self._card_on_map(i))
+        return hideable(pn.Column(button, _pane("search-card"),
+                                  pn.FlexBox(read, where, flex_wrap="wrap"),
+                                  sizing_mode="stretch_width", css_classes=["pz-card"]))
+
+    def _card_on_map(self, i: int) -> None:
+        hit = self.card_hits[i]
+        if hit is not None:
+            self.locate(hit["drawer_id"], (hit["wing"], hit["room"]))
 
     def _fill_cards(self, hits: list[dict[str, Any]], q: str) -> None:
-        """Show ``hits`` on the first card slots and empty and hide the others."""
+        """Show ``hits`` on the first card slots and empty and hide the others. Cost: none
+        beyond the hits (each carries its source and time); a hit without a source costs one
+        ``get_drawer`` for its time."""
         for i, card in enumerate(self.cards.objects):
-            button, body = card.objects
+            button, body, actions = card.objects
+            read, where = actions.objects
             hit = hits[i] if i < len(hits) else None
             self.card_ids[i] = None if hit is None else hit["drawer_id"]
+            self.card_hits[i] = hit
             if hit is None:
                 body.object = ""
                 button.name = ""
                 show(card, False)
+                show(read, False)
+                show(where, False)
                 continue
-            try:
-                created = self.ctx.call("get_drawer", {"drawer_id": hit["drawer_id"]})[
-                    "drawer"]["created_at"]
-            except Exception:  # noqa: BLE001 - a card without its time is still a card
-                created = None
+            source = hit.get("source")
+            created = None if source is None else source.get("created_at")
+            if source is None:
+                try:
+                    created = self.ctx.call("get_drawer", {"drawer_id": hit["drawer_id"]})[
+                        "drawer"]["created_at"]
+                except Exception:  # noqa: BLE001 - a card without its time is still a card
+                    created = None
             button.name = f'{hit["wing"]} / {hit["room"]}'
             body.object = card_html(hit, q, created, self.now())
             show(card, True)
+            show(read, is_turn(source))
+            show(where, self.on_map is not None)
 
     # -- the opened drawer ----------------------------------------------------------------
     def open(self, drawer_id: str | None) -> dict[str, Any] | None:
@@ -310,18 +436,64 @@ class SearchView:
             return None
         d = out["drawer"]
         self.opened = d["id"]
+        self._place = (d["wing"], d["room"])
         added = when(d["created_at"], self.now())
+        origin = source_line(out.get("source"))
         self.meta.object = (
             f'<h3 data-testid="drawer-title">{esc(d["wing"])} / {esc(d["room"])}</h3>'
-            f'<div class="pz-when" data-testid="drawer-when">'
+            + (f'<div class="pz-source" data-testid="drawer-source">{esc(origin)}</div>'
+               if origin else "")
+            + f'<div class="pz-when" data-testid="drawer-when">'
             f'{esc("added " + added) if added else ""}</div>'
             f'<div class="pz-drawer-text" data-testid="drawer-text">{esc(d["content"])}</div>')
         self.text.value = d["content"]
         self.note.object = ""
+        self.conversation.object = ""
+        self._conversation(None)
+        show(self.read_it, is_turn(out.get("source")))
+        show(self.map_it, self.on_map is not None)
         self._confirming(False)
         self._editable(True)
         self._neighbours(d)
         return d
+
+    def read(self, drawer_id: str | None, before: int = AROUND,
+             after: int = AROUND) -> dict[str, Any] | None:
+        """Open drawer ``drawer_id`` (unless it is open) and show the conversation around
+        its turn under it: up to ``before`` turns before and ``after`` after, in the order
+        said, its own marked; return the ``conversation_around`` answer (None when the
+        drawer is no turn or could not be read: the pane says why). Cost: one
+        ``conversation_around`` (plus :meth:`open`'s calls when it was not open)."""
+        if not drawer_id:
+            return None
+        if drawer_id != self.opened and self.open(drawer_id) is None:
+            return None
+        self._around = (before, after)
+        out = self.ctx.attempt(self.conversation, lambda: self.ctx.call(
+            "conversation_around", {"drawer_id": self.opened, "before": before,
+                                    "after": after}), testid="conversation-error")
+        self._conversation(out)
+        return out
+
+    def _conversation(self, out: dict[str, Any] | None) -> None:
+        """Show a ``conversation_around`` answer (None: leave the pane as it is, empty or
+        showing why the call failed) and offer Earlier / Later when the conversation goes on
+        past it."""
+        if out is not None:
+            self.conversation.object = conversation_html(out)
+        show(self.earlier, bool(out and out["earlier"]))
+        show(self.later, bool(out and out["later"]))
+
+    def _more(self, before: int, after: int) -> None:
+        """Show ``before`` more turns before and ``after`` more after the ones shown."""
+        b, a = self._around
+        self.read(self.opened, b + before, a + after)
+
+    def locate(self, drawer_id: str | None, place: tuple[str, str] | None) -> None:
+        """Show drawer ``drawer_id`` of ``place`` (wing, room) on the map (the app switches
+        to it with the room selected and the drawer marked). Returns None."""
+        if drawer_id and place is not None and self.on_map is not None:
+            self.on_map(place[0], place[1], drawer_id)
 
     def neighbours(self, d: dict[str, Any]) -> list[dict[str, Any]]:
         """Return up to :data:`NEIGHBOURS` similar drawers (a search with the drawer's text,
@@ -412,6 +584,11 @@ class SearchView:
             return
         self._deleted = kept
         self.opened = None
+        self._place = None
+        self.conversation.object = ""
+        self._conversation(None)
+        show(self.read_it, False)
+        show(self.map_it, False)
         self.meta.object = message("Click a result to open it here.", "info", "drawer-empty")
         self.text.value = ""
         self.near_title.object = ""
@@ -444,6 +621,12 @@ class SearchView:
             self.run()
         self.open(done["drawer_id"])
         self.ctx.confirm(self.note, "Drawer restored.", "drawer-note")
+
+
+def is_turn(source: dict[str, Any] | None) -> bool:
+    """Whether a drawer's ``source`` is a conversation turn (so it can be read in its
+    conversation)."""
+    return bool(source) and source.get("kind") == "conversation" and bool(source.get("turn_id"))
 
 
 def name_problem(value: str, what: str) -> str | None:

@@ -1,4 +1,5 @@
-"""How search hits are presented: which are worth showing, the snippet, when it was added.
+"""How search hits are presented: which are worth showing, the snippet, when it was added,
+where it came from.
 
 Pure functions over the ``search`` operation's result dicts (no Panel), so the rules are
 tested on their own and the views only lay out what they return.
@@ -159,3 +160,57 @@ def when(created_at: float | None, now: float | None = None) -> str:
 def _date(at: float) -> str:
     t = time.localtime(at)
     return f"{t.tm_mday} {time.strftime('%b %Y', t)}"
+
+
+def moment(at: float | None) -> str:
+    """Return a time as a person reads it in a conversation: "4 Mar 2025, 14:05" (local
+    time); "" when unknown (0 or None). Cost: O(1)."""
+    if not at:
+        return ""
+    t = time.localtime(at)
+    return f"{_date(at)}, {t.tm_hour:02d}:{t.tm_min:02d}"
+
+
+def source_line(source: dict[str, Any] | None) -> str:
+    """Return where a drawer came from in one line of plain text (escape it to show it),
+    from the ``source`` object the search, get_drawer and list_drawers operations give
+    (:mod:`palazzo.memory.sources`):
+
+    - a file: ``From roses/pruning.md · part 2`` (the part only for a file cut in pieces);
+    - a conversation turn: ``Conversation “Planning the garden” · user · 14 Nov 2023, 22:15
+      · message 3 of 40``;
+    - a diary entry: ``Diary entry · 4 Mar 2025, 14:05``; anything else: ``Added directly``
+      or ``From demo`` (the drawer's own source), with its time.
+
+    "" when there is no source. Cost: O(1)."""
+    if not source:
+        return ""
+    kind = source.get("kind")
+    if kind == "file":
+        part = f" · part {source['part']}" if source.get("part") else ""
+        return f"From {source.get('path') or source.get('name')}{part}"
+    at = moment(source.get("created_at"))
+    if kind == "conversation":
+        place = (f"message {source['turn']} of {source['turns']}"
+                 if source.get("turn") and source.get("turns") else "")
+        parts = (f"Conversation “{source.get('title') or source.get('conversation')}”",
+                 source.get("role") or "", at, place)
+        return " · ".join(p for p in parts if p)
+    if kind == "diary":
+        first = "Diary entry"
+    else:
+        first = f"From {source['via']}" if source.get("via") else "Added directly"
+    return " · ".join(p for p in (first, at) if p)
+
+
+def source_short(source: dict[str, Any] | None) -> str:
+    """Return the shortest words that tell a drawer apart from its room's others: a file's
+    name (and part), a turn's speaker and time, else when it was added; "" without a
+    source. For tables listing a room's drawers. Cost: O(1)."""
+    if not source:
+        return ""
+    if source.get("kind") == "file":
+        part = f" · part {source['part']}" if source.get("part") else ""
+        return f"{source.get('path') or source.get('name')}{part}"
+    who = source.get("role") if source.get("kind") == "conversation" else ""
+    return " · ".join(p for p in (who or "", moment(source.get("created_at"))) if p)

@@ -1,8 +1,10 @@
 """The palace map: wings as discs around the palace, rooms inside their wing coloured by
 pheromone heat (with its colour bar) or by community (with the list of communities) and sized
 by drawer count; halls and tunnels drawn once per pair of wings they join; tapping a room lists
-its drawers; a navigation path is drawn through every node it visits (palace, wings, rooms,
-drawers).
+its drawers (each with where it came from: a file's name, a turn's speaker and time); a
+navigation path is drawn through every node it visits (palace, wings, rooms, drawers); "Show
+on the map" from a search result or a drawer selects its room, rings it and marks the drawer
+in the room's list (:meth:`PalaceMap.focus`).
 
 Where things go is :mod:`palazzo.hosts.ui.maplayout` (pure geometry). The plot's ranges are
 computed only from an invisible frame glyph holding the padded layout box (never empty), so
@@ -34,7 +36,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from palazzo.hosts.ui import maplayout
-from palazzo.hosts.ui.common import Context, esc, html_pane, message, soon, table
+from palazzo.hosts.ui.common import Context, esc, html_pane, message, soon
 from palazzo.hosts.ui.communities import (
     OTHER,
     Communities,
@@ -42,6 +44,7 @@ from palazzo.hosts.ui.communities import (
     legend_html,
     room_community,
 )
+from palazzo.hosts.ui.hits import source_short
 
 KINDS = ("exploration", "exploitation", "traversal", "recency", "success")
 MEANING = {
@@ -55,6 +58,8 @@ MEANING = {
 BUNDLE_COLOURS = {"HALL": "#9aa5b1", "TUNNEL": "#3b6ea5"}
 COLD, HOT = (255, 244, 214), (178, 24, 43)
 PATH_COLOUR = "#d4a000"
+FOCUS_COLOUR = "#1a5fb4"  # the ring around the room "Show on the map" selected
+ROOM_LIST = 200  # drawers listed under the map for a room (newest first)
 COLOUR_BY = {"pheromone heat": "heat", "community": "community"}
 HEAT_TIPS = [("room", "@wing / @room"), ("drawers", "@drawers"), ("heat", "@heat{0.000}")]
 COMMUNITY_TIPS = [("room", "@wing / @room"), ("drawers", "@drawers"),
@@ -123,6 +128,7 @@ class PalaceMap:
         self._shown_mode = "heat"  # how the dots are coloured now (see :meth:`_mode`)
         self._heat: list[dict[str, Any]] = []
         self._where: dict[str, tuple[float, float]] = {}
+        self._focusing = False  # a selection made by focus(), not by a tap
         self.figure = self._figure()
         self.rooms.selected.on_change("indices", self._tapped)
         self.kind.param.watch(lambda _e: self.show_heat(), "value")
@@ -149,6 +155,7 @@ class PalaceMap:
         self.path = source("x", "y")
         self.steps = source("x", "y", "step", "node", "fill")
         self.arrows = source("x0", "y0", "x1", "y1")
+        self.focus_ring = source("x", "y", "r")
         self.mapper = LinearColorMapper(palette=PALETTE, low=0.0, high=1.0)
         fig = figure(height=520, sizing_mode="stretch_width", tools="pan,wheel_zoom,reset",
                      toolbar_location="right", match_aspect=True, title="Wings and rooms",
@@ -170,6 +177,8 @@ class PalaceMap:
         dots = fig.circle("x", "y", radius="r", source=self.rooms,
                           fill_color={"field": "heat", "transform": self.mapper},
                           line_color="#444")
+        fig.circle("x", "y", radius="r", source=self.focus_ring, fill_alpha=0.0,
+                   line_color=FOCUS_COLOUR, line_width=3)
         fig.line("x", "y", source=self.path, line_color=PATH_COLOUR, line_width=4,
                  line_alpha=0.9)
         fig.add_layout(Arrow(end=VeeHead(size=11, fill_color=PATH_COLOUR,
@@ -407,19 +416,91 @@ class PalaceMap:
                             "x1": [s[0] for s in short], "y1": [s[1] for s in short]}
 
     def _tapped(self, _attr: str, _old: list[int], new: list[int]) -> None:
-        if not new:
+        if not new or self._focusing:
             return
         wing = self.rooms.data["wing"][new[0]]
         room = self.rooms.data["room"][new[0]]
+        put(self.focus_ring, {"x": [], "y": [], "r": []})
         self.show_room(wing, room)
 
-    def show_room(self, wing: str, room: str) -> None:
-        """List the drawers of ``wing``/``room`` under the map."""
-        found = self.ctx.call("list_drawers", {"wing": wing, "room": room, "limit": 200})
-        rows = [(d["id"], d["snippet"]) for d in found["drawers"]]
+    def focus(self, wing: str, room: str, drawer_id: str | None = None) -> bool:
+        """Select room ``wing``/``room`` on the map (the other dots fade), ring it, and
+        list its drawers under the map with ``drawer_id`` marked; return whether the room
+        is on the map (a room made since the last refresh is found after one). Cost: one
+        ``list_drawers`` (and a refresh when the room was not there)."""
+        index = self._room_index(wing, room)
+        if index is None:
+            self.refresh()
+            index = self._room_index(wing, room)
+        if index is None:
+            self.drawers.object = message(f"{wing} / {room} is not on the map.", "error",
+                                          "room-title")
+            return False
+        x, y, r = (float(self.rooms.data[k][index]) for k in ("x", "y", "r"))
+        put(self.focus_ring, {"x": [x], "y": [y], "r": [r * 1.6 + 0.15]})
+        self._focusing = True
+        try:
+            self.rooms.selected.indices = [index]
+        finally:
+            self._focusing = False
+        self.show_room(wing, room, mark=drawer_id)
+        return True
+
+    def _room_index(self, wing: str, room: str) -> int | None:
+        """Return the row of ``wing``/``room`` among the map's rooms, or None. O(rooms)."""
+        for i, (w, r) in enumerate(zip(self.rooms.data["wing"], self.rooms.data["room"],
+                                       strict=True)):
+            if w == wing and r == room:
+                return i
+        return None
+
+    def show_room(self, wing: str, room: str, mark: str | None = None) -> None:
+        """List the drawers of ``wing``/``room`` under the map (newest first, at most
+        :data:`ROOM_LIST`), each with where it came from; ``mark`` (a drawer id) is marked,
+        and listed first when it is not among them. Cost: one ``list_drawers`` (and one
+        ``get_drawer`` for a marked drawer beyond the list)."""
+        found = self.ctx.call("list_drawers", {"wing": wing, "room": room,
+                                               "limit": ROOM_LIST})
+        listed = found["drawers"]
+        if mark is not None:
+            ids = {d["id"] for d in listed}
+            try:
+                got = self.ctx.call("get_drawer", {"drawer_id": mark})
+            except Exception:  # noqa: BLE001 - a drawer gone since: nothing to mark
+                got = None
+            if got is None:
+                mark = None
+            else:
+                mark = got["drawer"]["id"]  # an old id (an edited drawer's) finds it
+                if mark not in ids:
+                    d = got["drawer"]
+                    listed = [{"id": d["id"], "snippet": d["content"][:200],
+                               "source": got.get("source")}, *listed]
+        note = ('<p class="pz-msg" data-testid="room-focus">The drawer you came from is '
+                'marked ▶ below.</p>' if mark is not None else "")
         self.drawers.object = (f'<h3 data-testid="room-title">{esc(wing)} / {esc(room)} '
-                               f'({found["total"]} drawers)</h3>'
-                               + table(["drawer", "text"], rows, "room-drawers"))
+                               f'({found["total"]} drawers)</h3>' + note
+                               + room_table(listed, mark))
+
+
+def room_table(drawers: list[dict[str, Any]], mark: str | None = None) -> str:
+    """Return the table of a room's drawers (as ``list_drawers`` gives them): each row its
+    id, where it came from (a file's name, a turn's speaker and time:
+    :func:`palazzo.hosts.ui.hits.source_short`) and its first characters; the row of drawer
+    ``mark`` marked (▶, ``aria-current``, ``data-testid="room-drawer-marked"``). Every cell
+    escaped. Cost: O(rows)."""
+    rows = []
+    for d in drawers:
+        here = d["id"] == mark
+        testid = "room-drawer-marked" if here else "room-drawer"
+        rows.append(
+            f'<tr data-testid="{testid}" data-drawer="{esc(d["id"])}"'
+            + (' aria-current="true" class="pz-marked"' if here else "")
+            + f'><td>{"▶ " if here else ""}{esc(d["id"])}</td>'
+            f'<td>{esc(source_short(d.get("source")))}</td><td>{esc(d["snippet"])}</td></tr>')
+    return ('<table class="pz-table" data-testid="room-drawers"><thead><tr><th>drawer</th>'
+            '<th>from</th><th>text</th></tr></thead><tbody>' + "".join(rows)
+            + "</tbody></table>")
 
 
 def put(source: ColumnDataSource, new: dict[str, Any]) -> None:
