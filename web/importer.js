@@ -221,6 +221,12 @@ export function makeImporter(worker) {
     if (event.composedPath().some((el) => el instanceof Element && el.getAttribute("data-action") === "import")) open();
   });
 
+  // Files handed over whole (opened with the installed app): as a drop of those files.
+  function openFiles(files) {
+    if (state === "running" || state === "reading") { open(); return; }
+    send(files.map((file) => ({ path: file.name, file })));
+  }
+
   set("idle");
-  return { onMessage, open };
+  return { onMessage, open, openFiles };
 }

@@ -3,6 +3,7 @@ import { enhance, enhanceSoon, goToTab } from "./a11y.js";
 import { hideBoot, showError, showStage, stageTimes } from "./boot.js";
 import { makeDocumentLink } from "./document.js";
 import { makeImporter } from "./importer.js";
+import { acceptLaunchedFiles, startOffline } from "./offline.js";
 import { makeClient } from "./rpc.js";
 
 const origin = performance.timeOrigin;
@@ -30,6 +31,16 @@ window.palazzo = {
 };
 const importer = makeImporter(worker);
 window.palazzo.openImport = importer.open;
+// A palace file or an export opened with the installed app goes to the import dialog.
+acceptLaunchedFiles(ready, importer.openFiles);
+// The offline copy (sw.js) is made off the boot path: after the first render and the deferred
+// packages, or 30 s after the render when those take longer (a big palace embedding).
+const settled = (promise) => promise.then(() => {}, () => {});
+const afterBoot = rendered.then(() => Promise.race([
+  settled(deferred), new Promise((res) => setTimeout(res, 30_000))]));
+// Resolves to what the service worker keeps (version, files, bytes, seconds), or null.
+window.palazzo.offline = startOffline(afterBoot);
+window.palazzo.offline.catch((err) => console.warn(`offline copy: ${err.message || err}`));
 
 worker.onmessage = async (event) => {
   const msg = event.data;

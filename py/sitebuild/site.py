@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from sitebuild import fetch, lock, manifest, model, pyc, recipes
+from sitebuild import fetch, icons, lock, manifest, model, offline, pyc, recipes
 from sitebuild.digest import check_bytes, sha256_file
 from sitebuild.errors import AssetError
 
@@ -263,6 +263,9 @@ def build(root: Path, out: Path, cache: Path, log=print, precompile: bool = True
             "precompiled": precompile,
         }
         (staging / "build.json").write_text(json.dumps(info, indent=1))
+        icons.write(staging / offline.ICONS)
+        # Last: the service worker's list names every file above with its sha256.
+        listing = offline.write(staging, merged, WORKER_PACKAGES + DEFERRED_PACKAGES)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -276,9 +279,16 @@ def build(root: Path, out: Path, cache: Path, log=print, precompile: bool = True
     report = {
         **info,
         "site_bytes": _folder_size(out),
+        "offline_version": listing["version"],
+        "precache_bytes": listing["precache_bytes"],
+        "lazy_bytes": listing["lazy_bytes"],
         "seconds": round(time.perf_counter() - t0, 2),
     }
-    log(f"site built in {out} ({report['site_bytes'] / 1e6:.1f} MB, {report['seconds']} s)")
+    log(
+        f"site built in {out} ({report['site_bytes'] / 1e6:.1f} MB, "
+        f"{report['precache_bytes'] / 1e6:.1f} MB precached for offline use, "
+        f"{report['seconds']} s)"
+    )
     return report
 
 

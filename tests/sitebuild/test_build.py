@@ -102,6 +102,51 @@ def test_a_second_build_is_identical(built, tmp_path, asset_cache):
     first = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
     second = json.loads((again / "vendor/pyodide/pyodide-lock.json").read_text())
     assert first == second
+    # The same content, the same offline version: a rebuild keeps the browser's cache.
+    listings = [json.loads((d / "precache.json").read_text()) for d in (out, again)]
+    assert listings[0] == listings[1]
+
+
+def test_the_site_is_an_installable_app_with_a_precache_list_of_every_file(built):
+    out, report = built
+    listing = json.loads((out / "precache.json").read_text())
+    assert report["offline_version"] == listing["version"]
+    named = {row[0]: row for row in listing["precache"] + listing["lazy"]}
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert files - set(named) == {"sw.js", "precache.json"}
+    for rel, sha, size in named.values():
+        assert sha256_file(out / rel) == sha and (out / rel).stat().st_size == size, rel
+    sw = (out / "sw.js").read_text()
+    assert f'{{"version":"{listing["version"]}","precache":[' in sw
+    # What a page load fetches is precached, the deferred packages and the model included;
+    # only the NumPy fallback's weights and the packages nothing loads wait for first use.
+    precached = {row[0] for row in listing["precache"]}
+    build = json.loads((out / "build.json").read_text())
+    lock = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
+    todo, needed = build["packages"] + build["deferred_packages"], set()
+    while todo:
+        name = todo.pop()
+        if name not in needed:
+            needed.add(name)
+            todo.extend(lock["packages"][name]["depends"])
+    for name in needed:
+        assert f"vendor/pyodide/{lock['packages'][name]['file_name']}" in precached, name
+    for rel in ["index.html", "main.js", "offline.js", "manifest.webmanifest", "build.json",
+                "workers/palace.worker.js", "workers/embed.worker.js", "workers/storage.js",
+                "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
+                "vendor/pyodide/pyodide-lock.json", "vendor/ort/ort-wasm-simd-threaded.wasm",
+                "vendor/models/minilm/minilm.onnx", "vendor/models/minilm/vocab.txt",
+                "vendor/bokeh/bokeh.min.js", "icons/icon-512.png"]:
+        assert rel in precached, rel
+    lazy = {row[0] for row in listing["lazy"]} - {"vendor/models/minilm/minilm.npz"}
+    assert len(lazy) == len(listing["lazy"]) - 1
+    assert all(rel.startswith("vendor/pyodide/") for rel in lazy)
+    assert 100e6 < listing["precache_bytes"] < 150e6
+    html = (out / "index.html").read_text()
+    assert '<link rel="manifest" href="manifest.webmanifest">' in html
+    manifest = json.loads((out / "manifest.webmanifest").read_text())
+    for icon in manifest["icons"]:
+        assert icon["src"] in precached, icon
 
 
 def test_a_tampered_cached_wheel_fails_the_build_loudly(tmp_path, asset_cache):
