@@ -48,6 +48,7 @@ class Space(Protocol):
     def delete(self, name: str) -> None: ...
     def rename(self, name: str, new: str) -> None: ...
     def mark(self, name: str, data: bytes) -> None: ...
+    def release(self, name: str) -> None: ...
 
 
 class Root(Protocol):
@@ -108,6 +109,10 @@ class MemorySpace:
     def mark(self, name: str, data: bytes) -> None:
         """Replace a small file's bytes (the journal's tip): :meth:`write`, here."""
         self.write(name, data)
+
+    def release(self, name: str) -> None:
+        """Say the store will not read ``name`` again soon (a snapshot already in use, or the
+        previous generation's): nothing to do where the files are the storage itself."""
 
 
 class MemoryRoot:
@@ -308,6 +313,9 @@ class DirectorySpace:
         except OSError as err:
             raise StorageError(f"cannot write {target}: {err.strerror}") from None
 
+    def release(self, name: str) -> None:
+        """Nothing to do: a directory keeps no copy of its files (see Space.release)."""
+
     def _sync_dir(self) -> None:
         try:
             fd = os.open(self.path, os.O_RDONLY)
@@ -390,6 +398,10 @@ class DirectoryRoot:
 class QueuedSpace(MemorySpace):
     """A memory mirror of a palace's files that queues every change for a host to write.
 
+    ``reads_back`` is False: reading a file just written would only read the mirror; the host
+    reads each file it writes whole back from storage and compares it before the changes after
+    it (workers/storage.js), which is where the check belongs.
+
     For hosts whose storage is asynchronous (the browser's OPFS and IndexedDB): the host loads
     the files into the mirror before boot, and after every call it takes :meth:`drain` and
     writes those changes, in order, before it answers the caller. Reads come from the mirror.
@@ -407,7 +419,9 @@ class QueuedSpace(MemorySpace):
                 self.deferred.add(name)
             else:
                 self.files[name] = bytearray(data)
-        self.pending: list[tuple[str, str, bytes | int | None]] = []
+        self.pending: list[tuple[str, str, bytes | bytearray | int | None]] = []
+
+    reads_back = False
 
     def names(self) -> list[str]:
         """Return the file names, sorted, those not read yet included."""
@@ -425,9 +439,23 @@ class QueuedSpace(MemorySpace):
         return super().read(name)
 
     def load(self, name: str) -> bytearray | None:
-        """As :meth:`MemorySpace.load`; raise NotLoaded for a file not read yet."""
+        """Return the mirror's own buffer of ``name`` (None: no such file) and let the mirror
+        forget it, without a copy: a snapshot's arrays become the palace's, and a big palace
+        is held once in the tab, not twice. The file stays in storage; reading it again
+        raises NotLoaded and the host supplies it (as for a file never read). Raises
+        NotLoaded for a file not read yet."""
         self._loaded(name)
-        return super().load(name)
+        data = self.files.pop(name, None)
+        if data is not None:
+            self.deferred.add(name)
+        return data
+
+    def release(self, name: str) -> None:
+        """Forget the mirror's copy of ``name`` (it stays in storage, read again on demand):
+        a snapshot written and handed to the host, or the previous generation's."""
+        if name in self.files:
+            del self.files[name]
+            self.deferred.add(name)
 
     def supply(self, files: dict[str, bytes], asked: Any = ()) -> None:
         """Give the mirror files the host read because they were wanted. A name in
@@ -444,15 +472,25 @@ class QueuedSpace(MemorySpace):
         """Replace the file in the mirror and queue ("write", name, its bytes)."""
         self.deferred.discard(name)
         super().write(name, data)
-        self.pending.append(("write", name, bytes(self.files[name])))
+        # The queued bytes are the mirror's buffer itself, not a copy: a file written whole
+        # is replaced, never changed in place (appends go to files that are only appended).
+        self.pending.append(("write", name, self.files[name]))
+
+    def _unshare(self, name: str) -> None:
+        """Give ``name`` a buffer of its own when a queued write still holds the mirror's (a
+        change in place would change what that write writes)."""
+        if name in self.files and any(op == "write" and n == name for op, n, _ in self.pending):
+            self.files[name] = bytearray(self.files[name])
 
     def append(self, name: str, data: bytes) -> None:
         """Append in the mirror and queue ("append", name, data)."""
+        self._unshare(name)
         super().append(name, data)
         self.pending.append(("append", name, bytes(data)))
 
     def truncate(self, name: str, size: int) -> None:
         """Cut the mirror's file and queue ("truncate", name, size)."""
+        self._unshare(name)
         super().truncate(name, size)
         self.pending.append(("truncate", name, int(size)))
 

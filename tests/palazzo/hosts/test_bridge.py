@@ -153,13 +153,18 @@ def test_a_read_only_worker_leaves_embedding_to_the_writer():
 
 
 def test_after_a_failed_write_the_worker_reboots_the_open_palace_from_storage():
-    worker, bridge = worker_engine()
+    from palazzo.hosts import worker
+
+    from .test_worker_storage import Storage
+
+    storage = Storage()
+    bridge = worker.start_engine("opfs", [], True)
+    storage.apply(worker.drain(bridge))  # what the first launch wrote
     name = worker.open_name(bridge)
-    stored = {f: bytes(d) for f, d in bridge.library.root.spaces[name].files.items()}
     before = bridge.call("palace_status")["drawers"]
     bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "never written"})
-    worker.drain(bridge)  # the host's write of these changes failed: storage still has `stored`
-    worker.reload_palace(bridge, name, stored)
+    worker.drain(bridge)  # the host's write of these changes failed: storage kept the rest
+    worker.reload_palace(bridge, name, storage.read_all(name))
     assert bridge.call("palace_status")["drawers"] == before
     bridge.call("add_drawer", {"wing": "w", "room": "r", "content": "written"})
     assert [op for op, *_ in worker.drain(bridge)] == ["append", "mark"]

@@ -103,7 +103,9 @@ def test_the_older_snapshot_is_read_only_when_boot_falls_back_on_it():
     assert storage.read_all("P")["snapshot-00000001.pz"] is None  # left in storage
     bridge = boot(storage)
     assert contents(bridge) == ALL and not bridge.call("storage_status")["status"]["damaged"]
-    assert worker.unread(bridge, "P") == ["snapshot-00000001.pz"]
+    # Neither snapshot stays in the mirror: the older one was never read, and the palace took
+    # the newest one's buffer as its own (no second copy in the tab).
+    assert worker.unread(bridge, "P") == ["snapshot-00000001.pz", "snapshot-00000002.pz"]
 
     newest = ("P", "snapshot-00000002.pz")
     data = bytearray(storage.files[newest])
@@ -142,3 +144,30 @@ def test_a_check_reads_every_file_first_and_a_file_gone_from_storage_is_forgotte
     worker.supply(bridge, "P", storage.read_all("P", unread), False, unread)
     assert worker.unread(bridge, "P") == [] and worker.wanted(bridge) == []
     assert "snapshot-00000001.pz" not in bridge.library.root.spaces["P"].names()
+
+
+class Failing:
+    """An embedder that gives up in the middle of an operation (after the palace changed)."""
+
+    name, dim, fingerprint = "failing", 16, "failing-16"
+
+    def embed(self, texts):
+        from palazzo.errors import PalazzoError
+
+        raise PalazzoError("the embedder gave up")
+
+
+def test_an_operation_failing_part_way_reboots_from_storage_and_the_palace_writes_on():
+    storage = two_generations()
+    bridge = boot(storage)
+    host = bridge.palace.embedder
+    bridge.palace.embedder = Failing()
+    reply = bridge.handle({"id": 1, "name": "add_drawer",
+                           "args": {"wing": "w", "room": "r", "content": "grapes"}})
+    assert reply["ok"] is False
+    flush(bridge, storage)  # the worker's flush after the call: the snapshot it needs, read
+    st = bridge.call("storage_status")["status"]
+    assert not st["damaged"] and not st["read_only"] and contents(bridge) == ALL
+    bridge.palace.embedder = host
+    call(bridge, storage, "add_drawer", {"wing": "w", "room": "r", "content": "grapes"})
+    assert contents(boot(storage)) == [*ALL, "grapes"]
