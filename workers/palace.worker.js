@@ -177,10 +177,13 @@ function watchLock() {
 // -- embedding ---------------------------------------------------------------------------
 // ?embedder=onnx (the default): MiniLM in the embedding worker (ONNX Runtime); =numpy: MiniLM
 // in NumPy here (also what the page falls back to when ONNX Runtime cannot load); =hash:
-// no model. ?threads=N asks the embedding worker for N threads (cross-origin isolated pages).
+// no model. The embedding worker uses a thread per core, up to 4, where the page is
+// cross-origin isolated (else ONNX Runtime has one): measured in the page at 12.5 drawers/s
+// with 2 threads against 9.0 with 1 on 2 cores (docs/benchmarks.md); ?threads=N sets it.
 const PARAMS = new URLSearchParams(self.location.search);
 const EMBEDDER = PARAMS.get("embedder") || "onnx";
-let onnx = EMBEDDER === "onnx" ? new OnnxEmbedding(Number(PARAMS.get("threads")) || 1) : null;
+const CORES = self.crossOriginIsolated ? Math.min(4, Math.max(1, navigator.hardwareConcurrency || 1)) : 1;
+let onnx = EMBEDDER === "onnx" ? new OnnxEmbedding(Number(PARAMS.get("threads")) || CORES) : null;
 // What the status line's details say computes the vectors, once known.
 let runtime = null;
 

@@ -91,6 +91,10 @@ def test_the_page_embeds_with_onnx_runtime_and_searches_by_meaning(browser, site
     page, errors = boot(context, site_url)
     check_embeds_and_finds_by_meaning(page, "ONNX Runtime, wasm")
     check_finds_the_event_a_question_names(page)
+    # A thread a core (at most 4) on a cross-origin isolated page, as the site is served.
+    cores = page.evaluate("crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency) : 1")
+    runtime = page.evaluate("window.palazzo.call('palace_status', {})")["embedder"]["runtime"]
+    assert runtime.startswith(f"ONNX Runtime, wasm, {cores} thread"), runtime
     context.close()
     assert guard.outside == [] and guard.failed == [] and errors == []
 

@@ -42,7 +42,7 @@ class ProgressBar:
         if self.rate is not None:
             now = time.perf_counter()
             if self.last is not None:
-                self.rate.record(done - self.last[1], now - self.last[0], total - done)
+                self.rate.record(done - self.last[1], now - self.last[0], total - done, now)
             self.last = (now, done)
         if not self.live:
             return

@@ -64,26 +64,48 @@ class IndexingRate:
     time left at that rate. A host records each step; a status line asks for :meth:`words`.
 
     Over the last ``window`` steps (not since the start): the rate changes with drawer length
-    and with what else the machine is doing. Cost: O(window) a call.
+    and with what else the machine is doing. Steps recorded with the clock time they ended
+    (``at``) are measured on the wall clock, from the start of the window's first step to the
+    end of its last: the time between steps (other calls the worker answered, the page busy,
+    the machine loaded) counts, so the rate is the one the count on screen moves at, not the
+    model's speed alone (which overstated it many times over on a loaded machine). A pause of
+    more than :attr:`PAUSE` seconds between steps (an import ran, the tab slept) starts the
+    window again: embedding was not running then. Cost: O(window) a call.
     """
 
+    PAUSE = 30.0
+
     def __init__(self, window: int = 20) -> None:
-        self.steps: deque[tuple[int, float]] = deque(maxlen=window)
+        # (vectors written, the step's own seconds, the clock when it ended or None)
+        self.steps: deque[tuple[int, float, float | None]] = deque(maxlen=window)
         self.remaining = 0
 
-    def record(self, embedded: int, seconds: float, remaining: int) -> None:
+    def record(self, embedded: int, seconds: float, remaining: int,
+               at: float | None = None) -> None:
         """Note a step that wrote ``embedded`` vectors in ``seconds`` and left ``remaining``
-        drawers without one. Returns None."""
+        drawers without one; ``at`` is the clock (any monotonic seconds) when it ended.
+        Returns None."""
         if seconds > 0:
-            self.steps.append((int(embedded), float(seconds)))
+            last = self.steps[-1][2] if self.steps else None
+            if at is not None and last is not None and at - seconds - last > self.PAUSE:
+                self.steps.clear()
+            self.steps.append((int(embedded), float(seconds), at))
         self.remaining = int(remaining)
         if not remaining:
             self.steps.clear()
 
     def per_second(self) -> float | None:
-        """Return drawers embedded a second over the recorded steps, or None without any."""
-        seconds = sum(t for _, t in self.steps)
-        return sum(n for n, _ in self.steps) / seconds if seconds > 0 else None
+        """Return drawers embedded a second over the recorded steps (on the wall clock when
+        every step has its time), or None without any."""
+        if not self.steps:
+            return None
+        first, last = self.steps[0], self.steps[-1]
+        if first[2] is not None and last[2] is not None and all(s[2] is not None
+                                                                for s in self.steps):
+            seconds = last[2] - (first[2] - first[1])
+        else:
+            seconds = sum(t for _, t, _ in self.steps)
+        return sum(n for n, _, _ in self.steps) / seconds if seconds > 0 else None
 
     def words(self) -> str | None:
         """Return e.g. "12.5 drawers/s, about 4 min left" while drawers remain, else None."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -384,7 +385,7 @@ def embed_step(bridge: Bridge, limit: int = 16, seconds: float | None = None) ->
         return {"embedded": 0, "remaining": 0}
     out = bridge.call("reindex", {"limit": limit})
     if seconds is not None:
-        RATE.record(out["embedded"], float(seconds), out["remaining"])
+        RATE.record(out["embedded"], float(seconds), out["remaining"], time.monotonic())
     _refresh_status(bridge)
     return {"embedded": out["embedded"], "remaining": out["remaining"]}
 

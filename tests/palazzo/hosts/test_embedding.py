@@ -21,3 +21,21 @@ def test_nothing_is_said_when_nothing_remains_or_nothing_was_timed():
     assert rate.words() is None
     rate.record(5, 1.0, 0)
     assert rate.words() is None and rate.per_second() is None
+
+
+def test_with_clock_times_the_rate_counts_the_time_between_steps():
+    # Three steps of 10 vectors, each 1 s of model time, ending 5 s apart: the count on
+    # screen moves at 30 / 11 = 2.7 drawers/s, not at the model's 10.
+    rate = IndexingRate()
+    for end in (101.0, 106.0, 111.0):
+        rate.record(10, 1.0, 1000, at=end)
+    assert abs(rate.per_second() - 30 / 11) < 1e-9
+    assert rate.words() == "2.7 drawers/s, about 6 min left"
+
+
+def test_a_long_pause_between_steps_starts_the_window_again():
+    rate = IndexingRate()
+    rate.record(10, 1.0, 100, at=10.0)
+    rate.record(10, 1.0, 90, at=11.0)
+    rate.record(10, 2.0, 80, at=11.0 + IndexingRate.PAUSE + 5)  # an import ran meanwhile
+    assert rate.per_second() == 5.0  # the last step alone
