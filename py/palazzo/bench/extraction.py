@@ -14,6 +14,14 @@ are compared:
 Precision, recall and F1 are micro-averaged over the items, overall and per kind. Speed is
 characters a second over every turn of the long-conversation set (one call a turn), or of
 whatever file ``speed_data`` names.
+
+Two sets: the generated one above (the default) and tests/palazzo/data/extraction_real.json,
+real turns of LoCoMo conversations labelled before the extractor ran on them, plus a small
+*written* set of Korean/mixed turns (``written_items``, scored apart). On any set,
+:func:`noise` counts the entity names that are noise by class, by rules of its own (not the
+extractor's): a Korean particle glued to a Latin or code token ("notion_alert.py를"), a
+fragment ("Working on the F"), a pronoun or interjection taken for a name ("Nobody",
+"Bye Caroline").
 """
 
 from __future__ import annotations
@@ -28,6 +36,10 @@ from typing import Any
 from palazzo.memory.extraction import extract
 from palazzo.memory.kg import DEFAULT_ALIASES, normalise_entity
 
+# The further item sets a labelled file may hold ("<name>_items"), with their table titles.
+EXTRA_SETS = {"b": "real sample B (development)", "c": "real sample C (development)",
+              "test": "real test sample (labelled after the last change, run once)",
+              "written": "written (not real) non-English turns"}
 SPEED_DATA = Path(__file__).resolve().parents[3] / "tests/palazzo/data/longconv_dev.json"
 _LEAD = re.compile(r"^(?:(?:a|an|the|my|our|his|her|their|your)\s+)+", re.IGNORECASE)
 
@@ -45,6 +57,49 @@ def phrase_key(text: str) -> str:
     if t.lower() in ("i", "we", "me", "us", "user"):
         return "user"
     return entity_key(_LEAD.sub("", t))
+
+
+# Noise classes of entity names, judged apart from the extractor's own word lists.
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_LATIN = re.compile(r"[A-Za-z0-9]")
+_FRAGMENT = re.compile(r"(?:^|\s)[A-HJ-Z]$|^[A-Z][a-z]+ing\s(?:[a-z]+\s)+")
+_PRONOUN_LIKE = {
+    "nobody", "somebody", "someone", "everyone", "everybody", "anyone", "anybody", "nothing",
+    "something", "everything", "anything", "none", "no one", "myself", "yourself", "ourselves",
+    "themselves", "whoever", "whatever"}
+_INTERJECTION = {"bye", "yeah", "yep", "yup", "hey", "hi", "hello", "wow", "oh", "go", "thanks",
+                 "congrats", "sorry", "nope", "ok", "okay", "cool", "nice", "haha", "lol"}
+
+
+def noise_class(name: str) -> str | None:
+    """Return the noise class of an extracted entity name, or None: ``particle`` (Latin or
+    code with Hangul glued to it), ``fragment`` (a cut-off span: ends on one capital letter,
+    or a gerund opening a lower-case run), ``pronoun`` (a pronoun-like word or an
+    interjection, alone or before a name)."""
+    if _HANGUL.search(name) and _LATIN.search(name):
+        return "particle"
+    if _FRAGMENT.search(name):
+        return "fragment"
+    words = name.lower().split()
+    if " ".join(words) in _PRONOUN_LIKE or (words and words[0].strip(",!") in _INTERJECTION):
+        return "pronoun"
+    return None
+
+
+def noise(items: list[dict[str, Any]]) -> dict[str, int]:
+    """Return how many extracted entity names of ``items`` fall in each :func:`noise_class`
+    (``mentions`` is the number of name, alias and code mentions looked at). Cost: one
+    :func:`extract` an item."""
+    out = {"mentions": 0, "particle": 0, "fragment": 0, "pronoun": 0}
+    for item in items:
+        for m in extract(item["text"]).mentions:
+            if m.kind not in ("name", "alias", "code"):
+                continue
+            out["mentions"] += 1
+            kind = noise_class(m.name)
+            if kind:
+                out[kind] += 1
+    return out
 
 
 def _prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float | int]:
@@ -147,9 +202,22 @@ def run(path: Path | str, speed_data: Path | str | None = SPEED_DATA,
         "labelled_entities": sum(len(i["entities"]) for i in items),
         "labelled_facts": sum(len(i["facts"]) for i in items)}
     result.update(score(items))
+    result["noise"] = noise(items)
+    # Further sets of the same file, scored apart and never pooled: a held-out sample, and
+    # written (not real) non-English turns.
+    for name in EXTRA_SETS:
+        more = data.get(f"{name}_items")
+        if more:
+            result[name] = {"items": len(more), **score(more), "noise": noise(more)}
     if speed_data is not None:
         result["speed"] = speed(Path(speed_data), repeat)
     return result
+
+
+def _noise_line(n: dict[str, int]) -> str:
+    return (f"noise among {n['mentions']} name/alias/code mentions: {n['particle']} with a "
+            f"particle glued, {n['fragment']} fragments, {n['pronoun']} pronouns or "
+            "interjections")
 
 
 def table(result: dict[str, Any]) -> str:
@@ -163,6 +231,20 @@ def table(result: dict[str, Any]) -> str:
         for kind, s in result[what].items():
             lines.append(f"| {what} | {kind} | {s['precision']:.3f} | {s['recall']:.3f} | "
                          f"{s['f1']:.3f} | {s['tp']} / {s['predicted']} / {s['gold']} |")
+    if result.get("noise"):
+        lines += ["", _noise_line(result["noise"])]
+    for name, title in EXTRA_SETS.items():
+        w = result.get(name)
+        if not w:
+            continue
+        lines += ["", f"{title}, {w['items']} turns:", "",
+                  "| what | kind | precision | recall | F1 | tp / predicted / gold |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for what in ("entities", "facts"):
+            for kind, s in w[what].items():
+                lines.append(f"| {what} | {kind} | {s['precision']:.3f} | {s['recall']:.3f} | "
+                             f"{s['f1']:.3f} | {s['tp']} / {s['predicted']} / {s['gold']} |")
+        lines += ["", _noise_line(w["noise"])]
     sp = result.get("speed")
     if sp:
         lines += ["", f"speed: {sp['chars']:,} characters in {sp['turns']:,} turns of "
