@@ -2,6 +2,7 @@
 import { enhance, enhanceSoon, goToTab } from "./a11y.js";
 import { hideBoot, showError, showStage, stageTimes } from "./boot.js";
 import { makeDocumentLink } from "./document.js";
+import { makeExporter } from "./exporter.js";
 import { makeImporter } from "./importer.js";
 import { acceptLaunchedFiles, startOffline } from "./offline.js";
 import { makeClient } from "./rpc.js";
@@ -31,6 +32,9 @@ window.palazzo = {
 };
 const importer = makeImporter(worker);
 window.palazzo.openImport = importer.open;
+// The palace file, streamed from the worker and saved (the Files tab's Download button).
+const exporter = makeExporter(worker);
+window.palazzo.exportFile = exporter.start;
 // A palace file or an export opened with the installed app goes to the import dialog.
 acceptLaunchedFiles(ready, importer.openFiles);
 // The offline copy (sw.js) is made off the boot path: after the first render and the deferred
@@ -69,6 +73,11 @@ worker.onmessage = async (event) => {
     case "patch":
       doc.applyPatch(msg);
       enhanceSoon();
+      break;
+    case "export-begin":
+    case "export-piece":
+    case "export-end":
+      exporter.onMessage(msg);
       break;
     case "import-found":
     case "import-progress":

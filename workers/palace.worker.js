@@ -393,6 +393,35 @@ async function startImport(target, name) {
   embedMissing();
 }
 
+// -- export: the palace file in pieces (host.export_begin), each handed to the page ---------
+let exporting = false;
+
+async function exportFile() {
+  if (exporting || !bridge) return;
+  exporting = true;
+  let error = null;
+  try {
+    await serial(async () => {
+      const begun = pyReply(host.export_begin(bridge));
+      if (!begun.ok) throw new Error(begun.error.message);
+      post("export-begin", { name: begun.result.name });
+      for (;;) {
+        const piece = host.export_next(bridge);
+        if (piece === undefined || piece === null) break;
+        const data = piece.toJs();  // a Uint8Array of its own, handed over (not copied)
+        piece.destroy();
+        self.postMessage({ type: "export-piece", data }, [data.buffer]);
+      }
+    });
+  } catch (err) {
+    error = String(err && err.message ? err.message : err);
+  } finally {
+    exporting = false;
+  }
+  post("export-end", { error });
+  await serial(async () => { host.export_end(bridge, error); await flush(); });
+}
+
 function sendPatch(patch, buffers) {
   self.postMessage({ type: "patch", patch, buffers });
 }
@@ -515,6 +544,9 @@ self.onmessage = (event) => {
     case "import-start":
       if (!bridge || importing) break;
       startImport(msg.target, msg.name);
+      break;
+    case "export-file":
+      exportFile();
       break;
     case "import-cancel":
       if (importing) importing.cancel = true;

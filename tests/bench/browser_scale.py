@@ -22,6 +22,11 @@ Reported per run, in seconds since the page's navigation start:
                     the Search tab has its results on screen (before any embedder: BM25)
   embedder_ready    the deferred packages and the embedder are in (``?embedder=hash``: the
                     palace's own hash vectors are kept; see docs/browser.md)
+Memory (``memory_mb``, :mod:`bench.procmem`): the summed PSS of every Chromium process, the
+largest sample from navigation to interactive (``boot_peak``) and over the whole run
+(``peak``), and the figure 2 s after the searches (``open``: the tab with the palace
+open); with ``--export``, the palace file saved from the page as the Files tab's Download
+button saves it (seconds, bytes, ``peak_mb`` while it was written and saved).
 Each run also boots the page once with empty storage (a first launch on the demo palace, as
 ``tests/bench/boot.py`` does; ``--no-baseline`` skips it), so what the big palace adds can be
 told from what the machine's load does to every boot.
@@ -53,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench.procmem import Sampler  # noqa: E402
 from browser.conftest import CHROMIUM_ARGS, SITE, chromium_path, new_guarded_context  # noqa: E402
 from palazzo.hosts.serve import SiteHandler, SiteServer  # noqa: E402
 
@@ -290,7 +296,7 @@ def ui_search(page, query: str, timeout_ms: int) -> float:
 def one_run(browser, url: str, palace: Path, queries: list[str], args) -> dict:
     """Seed a fresh context's storage with ``palace``, boot the page on it, and return the
     stage times (s), the drawer count shown, and the search timings (ms)."""
-    context, guard = new_guarded_context(browser)
+    context, guard = new_guarded_context(browser, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(args.timeout * 1000)
     console: list[str] = []
@@ -305,6 +311,8 @@ def one_run(browser, url: str, palace: Path, queries: list[str], args) -> dict:
     if args.embedder == "hash":
         query["embedder"] = "hash"
     target = url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+    memory = Sampler()
+    memory.__enter__()
     page.goto(target)
     page.evaluate("window.palazzo.rendered")
     # Interactive: the palace's count on the status line, and a typed query answered.
@@ -335,6 +343,7 @@ def one_run(browser, url: str, palace: Path, queries: list[str], args) -> dict:
               if (s.embedded < s.drawers) return;
               await new Promise((r) => setTimeout(r, 250));
             } }""")
+    boot_peak = memory.peak_mb
     timings = {**page.evaluate("window.palazzo.timings"), "interactive": interactive}
     stages = {name: round(timings[key] / 1000, 3) for name, key in MARKS.items()
               if key in timings}
@@ -366,10 +375,25 @@ def one_run(browser, url: str, palace: Path, queries: list[str], args) -> dict:
         after = page.evaluate("window.palazzo.call('palace_status')")
         search["embedding_meanwhile"] = {"embedded": after["embedded"],
                                          "seconds": round(time.perf_counter() - t0, 1)}
+    time.sleep(2)  # what the tab keeps once the searches are answered
+    open_mb = memory.sample()
+    exported = None
+    if args.export:
+        # The palace file as the Files tab's Download button saves it (streamed to a Blob).
+        memory.peak_mb = open_mb
+        t_export = time.perf_counter()
+        with page.expect_download(timeout=args.timeout * 1000) as info:
+            saved = page.evaluate("window.palazzo.exportFile()")
+        info.value.cancel()
+        exported = {"seconds": round(time.perf_counter() - t_export, 2),
+                    "bytes": saved["bytes"], "peak_mb": memory.sample() and memory.peak_mb}
+    memory.__exit__()
     context.close()
     if guard.outside or guard.failed:
         raise SystemExit(f"run was not offline/clean: {guard.outside} {guard.failed}")
     return {"stages_s": stages, "seeded_bytes": seeded, "status_line": status_text,
+            "memory_mb": {"boot_peak": boot_peak, "open": open_mb, "peak": memory.peak_mb},
+            "export": exported,
             "palace_status": {k: palace_status.get(k) for k in
                               ("drawers", "embedded", "edges", "rooms", "wings")},
             "search": search, "console": console[:20]}
@@ -384,6 +408,11 @@ def summarise(runs: list[dict]) -> dict:
             out["stages_s"][name] = {"median": round(statistics.median(values), 2),
                                      "min": round(min(values), 2),
                                      "max": round(max(values), 2)}
+    for name in ("boot_peak", "open", "peak"):
+        values = [r["memory_mb"][name] for r in runs if r["memory_mb"].get(name) is not None]
+        if values:
+            out.setdefault("memory_mb", {})[name] = {"median": round(statistics.median(values)),
+                                                     "max": round(max(values))}
     base = [r["baseline_s"] for r in runs if "baseline_s" in r]
     if base:
         out["baseline_s"] = {name: round(statistics.median(b[name] for b in base), 2)
@@ -415,6 +444,8 @@ def main(argv: list[str]) -> int:
                         help="seconds of RPC searches a mode at most (fewer queries then)")
     parser.add_argument("--analytics", action="store_true", help="also time communities, "
                         "an atlas of 200 anchors and a 200-cycle swarm once a run")
+    parser.add_argument("--export", action="store_true", help="also save the palace file "
+                        "from the page (time, bytes, memory peak while it is written)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds a step may take")
     parser.add_argument("--out", default=str(ROOT / "bench-results" / "browser-scale.json"))
     args = parser.parse_args(argv)

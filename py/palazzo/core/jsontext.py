@@ -1,4 +1,5 @@
-"""JSON text in, with a nesting limit checked before the parser runs.
+"""JSON text in, with a nesting limit checked before the parser runs; and JSON text out in
+pieces (:func:`chunks`), for files too big to hold as one string.
 
 Python's JSON parser recurses once per nesting level. In Pyodide the WebAssembly stack is far
 smaller than a native one, and a file of ``[[[[…`` overflows it before Python can raise
@@ -92,3 +93,50 @@ def records(value: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
         if not isinstance(rec, dict):
             raise ImportRejected(f"{at} must be an object")
         yield at, rec
+
+
+CHUNK = 1 << 20  # bytes a piece of :func:`chunks` holds, about
+
+
+def chunks(value: Any, size: int = CHUNK) -> Iterator[bytes]:
+    """Yield ``value`` as UTF-8 JSON text in pieces of about ``size`` bytes: joined, they are
+    byte for byte ``json.dumps(value, ensure_ascii=False).encode()``.
+
+    Exists so a big document (a palace file) is written or sent on without one string and
+    one bytes object of its whole text at once (in the browser each is tens of MB, copied
+    again on its way to the page). Objects and lists are walked at their two top levels and
+    wherever they hold many items; smaller parts are dumped whole. Cost: as ``json.dumps``,
+    plus O(items walked); holds one piece at a time (and a string bigger than ``size``
+    whole).
+    """
+    buf: list[str] = []
+    held = 0
+    for piece in _pieces(value, 0):
+        buf.append(piece)
+        held += len(piece)
+        if held >= size:
+            yield "".join(buf).encode("utf-8")
+            buf, held = [], 0
+    if buf:
+        yield "".join(buf).encode("utf-8")
+
+
+_WALK = 256  # a container with more items than this is walked at any depth
+
+
+def _pieces(value: Any, depth: int) -> Iterator[str]:
+    walk = depth < 2 or (isinstance(value, (dict, list)) and len(value) > _WALK)
+    if walk and isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+        first = True
+        for key, item in value.items():
+            yield ("{" if first else ", ") + json.dumps(key, ensure_ascii=False) + ": "
+            first = False
+            yield from _pieces(item, depth + 1)
+        yield "}"
+    elif walk and isinstance(value, list) and value:
+        for i, item in enumerate(value):
+            yield ", " if i else "["
+            yield from _pieces(item, depth + 1)
+        yield "]"
+    else:
+        yield json.dumps(value, ensure_ascii=False)

@@ -33,7 +33,7 @@ class Hooks:
 
     The worker sets the services of the browser (embedder, persist, library_call,
     indexing, prepare_texts), the Panel interface how the worker reaches the views
-    (refresh_ui, refresh_status, packages_ready, lock_free).
+    (refresh_ui, refresh_status, packages_ready, lock_free, exported).
     """
 
     # The embedder palaces opened from now on get (MiniLM, once the page sent its weights).
@@ -56,6 +56,9 @@ class Hooks:
     # Have the vectors of these texts (a search's query) computed before a call needs them:
     # the browser's embedding worker runs apart from the engine. Set by the worker.
     prepare_texts: Callable[[list[str]], Awaitable[None]] | None = None
+    # The page has saved the palace file the worker streamed to it (name, bytes, or the error
+    # that stopped it): the interface says so. Set by the interface.
+    exported: Callable[[str, int, str | None], None] | None = None
 
 
 class Bridge:

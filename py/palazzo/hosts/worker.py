@@ -485,6 +485,52 @@ def _reply(fn: Callable[[], Any], root: str | None = None) -> str:
                                                   "message": f"{type(err).__name__}: {err}"}})
 
 
+# -- export: the palace file in pieces, straight to the page ------------------------------------
+_export: dict[str, Any] = {}  # "name", "pieces" (an iterator of bytes), "bytes" so far
+
+
+def export_begin(bridge: Bridge, vectors: str = "float16") -> str:
+    """Start writing the open palace's file; return (JSON text) {"name"}: its download name.
+
+    The worker then takes :func:`export_next` piece by piece and hands each to the page,
+    which keeps them as a Blob and saves it: no string, bytes or base64 copy of the whole
+    file is ever made (a 20k-drawer palace's file is tens of MB, and the download widget's
+    way held five copies of it in the tab at once). Cost: one ``export`` operation (the
+    document as Python objects), then the text a piece at a time."""
+    from palazzo.core.jsontext import chunks
+    from palazzo.hosts.ui.files import export_filename
+
+    def begin() -> dict[str, Any]:
+        doc = bridge.call("export", {"vectors": vectors})["document"]
+        name = export_filename(doc["palace"]["name"])
+        _export.update(name=name, pieces=chunks(doc), bytes=0)
+        return {"name": name}
+
+    _export.clear()
+    return _reply(begin)
+
+
+def export_next(bridge: Bridge) -> bytes | None:
+    """Return the next piece of the file :func:`export_begin` started, or None at its end
+    (the document is let go then)."""
+    pieces = _export.get("pieces")
+    piece = None if pieces is None else next(pieces, None)
+    if piece is None:
+        _export.pop("pieces", None)
+    else:
+        _export["bytes"] += len(piece)
+    return piece
+
+
+def export_end(bridge: Bridge, error: str | None = None) -> None:
+    """The page has the whole file (or ``error`` says why not): tell the interface, which
+    says what was saved. Returns None."""
+    hook = bridge.hooks.exported
+    if hook is not None:
+        hook(_export.get("name", ""), int(_export.get("bytes", 0)), error)
+    _export.clear()
+
+
 def import_prepare(bridge: Bridge, root: str) -> str:
     """Recognise and check the files the worker wrote under ``root``; return (JSON text) what
     :meth:`ImportJob.prepare` found, plus "open": the open palace's name. Nothing is

@@ -37,3 +37,23 @@ def test_long_runs_of_escapes_are_read_in_one_pass():
     text = '["' + "\\\\" * 2_000_000 + '", [[]]]'
     assert jsontext.depth(text) == 3
     assert jsontext.loads(text)[1] == [[]]
+
+
+def test_chunks_join_to_exactly_what_json_dumps_gives():
+    import json
+
+    from palazzo.core.jsontext import chunks
+
+    big = {"format": "palazzo", "palace": {
+        "drawers": [{"id": f"d{i}", "content": "naïve 한국어 \"q\" \\ \n" * (i % 3),
+                     "x": i / 7, "n": None, "ok": True} for i in range(700)],
+        "empty": [], "nothing": {}, "nested": [[1, [2, {"a": []}]], {}],
+        "keys": {str(i): i for i in range(300)}, "vectors": {"data": "QUJD" * 5000}},
+        "exported_at": 1.5e9}
+    for value in (big, [], {}, "text", 3.25, None, [1, 2], {"a": {"b": [1, {}]}}):
+        want = json.dumps(value, ensure_ascii=False).encode()
+        for size in (1, 64, 1 << 20):
+            got = list(chunks(value, size))
+            assert b"".join(got) == want
+    pieces = list(chunks(big, 4096))
+    assert len(pieces) > 10 and max(map(len, pieces)) < 4096 + 25_000  # the long string whole

@@ -157,7 +157,7 @@ def test_provenance_slice_verifies_and_a_changed_token_fails():
 
 def test_export_is_named_after_the_palace_and_the_day():
     app, _p = demo_app()
-    name = app.files.download.filename
+    name = app.files.filename
     assert re.fullmatch(r".+-\d{4}-\d{2}-\d{2}\.json", name) and name.startswith("palace-")
     assert any('data-action="import"' in str(getattr(o, "object", ""))
                for o in app.files.view.objects)

@@ -81,3 +81,20 @@ def test_a_query_plan_asks_for_the_event_clauses_of_a_question_too(engine):
 def test_nothing_is_counted_without_the_remote_embedder():
     bridge = worker.start_engine("memory")
     assert worker.unembedded(bridge) == 0 and worker.embed_plan(bridge) == []
+
+
+def test_export_streams_the_palace_file_in_pieces_and_says_when_it_is_saved():
+    bridge = worker.start_engine("memory")
+    said = []
+    bridge.hooks.exported = lambda name, size, error: said.append((name, size, error))
+    begun = json.loads(worker.export_begin(bridge))
+    assert begun["ok"] and begun["result"]["name"].endswith(".json")
+    pieces = []
+    while (piece := worker.export_next(bridge)) is not None:
+        pieces.append(piece)
+    doc = json.loads(b"".join(pieces))
+    whole = bridge.call("export", {"vectors": "float16"})["document"]
+    assert doc["palace"]["drawers"] == whole["palace"]["drawers"] and doc["format"] == "palazzo"
+    worker.export_end(bridge)
+    assert said == [(begun["result"]["name"], sum(map(len, pieces)), None)]
+    assert worker.export_next(bridge) is None  # nothing left over for the next export

@@ -122,4 +122,5 @@ def build_app(bridge: Bridge) -> pn.viewable.Viewable:
     bridge.hooks.refresh_status = app.status.refresh  # background embedding progress
     bridge.hooks.packages_ready = app.search.packages_ready  # NetworkX: communities
     bridge.hooks.lock_free = app.files.lock_free  # a read-only palace's writer has gone
+    bridge.hooks.exported = app.files.exported  # the page saved the palace file
     return app.layout

@@ -14,8 +14,6 @@ batches (:mod:`palazzo.hosts.importing`); this view only offers the button that 
 
 from __future__ import annotations
 
-import io
-import json
 import time
 from typing import Any
 
@@ -167,10 +165,13 @@ class FilesView:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.download = pn.widgets.FileDownload(callback=self._export, filename="palace.json",
-                                                label="Download palace JSON",
-                                                button_type="primary",
-                                                css_classes=["pz-export"])
+        # The page saves the file: a click on .pz-export sends the worker "export-file", and
+        # the worker streams the palace's JSON to the page in pieces (web/main.js), never
+        # holding its whole text (a download widget base64-encodes it through the document).
+        self.download = pn.widgets.Button(name="Download palace JSON", button_type="primary",
+                                          css_classes=["pz-export"])
+        self.download.on_click(lambda _e: self._exporting())
+        self.filename = "palace.json"  # what the file will be called (see export_filename)
         self.note = html_pane("files-note")
         self.palaces = pn.widgets.Select(name="Palaces", css_classes=["pz-palace-pick"])
         self.open = pn.widgets.Button(name="Open", css_classes=["pz-palace-open"])
@@ -230,14 +231,14 @@ class FilesView:
 
     def refresh(self) -> None:
         """Reload the palace list and the export's file name."""
-        self.download.filename = export_filename(self.ctx.call("palace_status")["name"])
+        self.filename = export_filename(self.ctx.call("palace_status")["name"])
         if getattr(self.ctx.bridge, "library", None) is None:
             return
         out = self.ctx.call("list_palaces")
         self.palaces.options = out["palaces"]
         if out["open"] in out["palaces"]:
             self.palaces.value = out["open"]
-        self.download.filename = export_filename(out["open"] or "palace")
+        self.filename = export_filename(out["open"] or "palace")
         status = self.ctx.call("storage_status")["status"]
         self.damage.object = damage_html(status)
         self.damaged = bool(status and status.get("damaged"))
@@ -284,9 +285,19 @@ class FilesView:
         self.ctx.changed()
         self._asking(False, repair_html(out))
 
-    def _export(self) -> io.BytesIO:
-        doc = self.ctx.call("export", {"vectors": "float16"})["document"]
-        return io.BytesIO(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+    def _exporting(self) -> None:
+        """Say the file is being written (the page saves it when the worker has sent it)."""
+        self.note.object = message(f"Writing {self.filename}…", "info", "files-note")
+
+    def exported(self, name: str, size: int, error: str | None = None) -> None:
+        """Say the page saved palace file ``name`` of ``size`` bytes, or why it could not
+        (``error``). Returns None."""
+        if error:
+            self.note.object = message(f"The palace file was not saved: {error}", "error",
+                                       "files-note")
+        else:
+            self.note.object = message(f"Saved {name} ({size / 1e6:,.1f} MB) to your "
+                                       "downloads.", "ok", "files-note")
 
     async def _open(self, _event: Any = None) -> None:
         await self.open_palace(self.palaces.value)
