@@ -455,9 +455,10 @@ async function boot() {
     // Reading the palace's files is timed apart from booting it (benchmarks; boot.js skips
     // stages the page does not list).
     stage("palace-read", "start");
-    const files = names.length ? await storage.readAll(name) : null;
+    let files = names.length ? await storage.readAll(name) : null;
     stage("palace-read", "done");
     bridge = host.start_engine(storage.kind, names, writable, names.length ? name : null, files);
+    files = null;  // the engine has its own copy; boot goes on for a while (interface, deferred)
     await flush();
     // Changes the interface makes are written as they happen; it waits for palazzoFlush
     // before it says "Saved", and runs library calls (which need locks and files) through

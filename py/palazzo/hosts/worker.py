@@ -36,6 +36,31 @@ def _py(value: Any) -> Any:
     return value
 
 
+def _files(value: Any) -> dict[str, bytearray | None]:
+    """Return the files the worker read ({name: bytes or None}) as {name: bytearray}, each
+    copied once, straight from the JS buffer into the bytearray the mirror keeps.
+
+    Why: a WebAssembly memory never shrinks, so whatever the boot held at its peak stays the
+    tab's for good. Converting the whole object (``to_py``: a copy of every file), then to
+    ``bytes`` (a second) and the mirror's ``bytearray`` (a third) held a big palace's snapshot
+    three times at once. Cost: one copy of each file."""
+    if value is None:
+        return {}
+    if not hasattr(value, "to_py"):  # already Python (tests, CPython)
+        return {str(k): None if v is None else bytearray(v) for k, v in value.items()}
+    out: dict[str, bytearray | None] = {}
+    for key, item in value.to_py(depth=1).items():  # the files themselves stay in JS
+        if item is None:
+            out[str(key)] = None
+        elif hasattr(item, "assign_to"):  # a Uint8Array: copied into the bytearray itself
+            buf = bytearray(item.byteLength)
+            item.assign_to(buf)
+            out[str(key)] = buf
+        else:
+            out[str(key)] = bytearray(_py(item))
+    return out
+
+
 def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
                  name: str | None = None, files: Any = None) -> Bridge:
     """Return the bridge over the browser's palaces: ``kind`` is the storage the worker found
@@ -56,7 +81,7 @@ def start_engine(kind: str = "memory", names: Any = (), writable: bool = True,
     bridge = Bridge(library=library)
     bridge.hooks.indexing = RATE.words
     if name is not None:
-        root.load(name, _py(files) or {})
+        root.load(name, _files(files))
         library.open_palace(name)
     elif not root.palaces():
         from palazzo.hosts import demo
@@ -123,7 +148,7 @@ def load_palace(bridge: Bridge, name: str, files: Any) -> None:
     ``open_palace`` runs). A name the worker has no files for and never listed is left
     unknown, so opening it fails with NotFound instead of creating it. Returns None."""
     root = bridge.library.root
-    files = _py(files) or {}
+    files = _files(files)
     if files or name in root.palaces():
         root.load(name, files)
 
@@ -142,7 +167,7 @@ def reload_palace(bridge: Bridge, name: str, files: Any) -> None:
         return
     root = lib.root
     root.spaces[name].drain()  # what the failed write did not reach is not on disk
-    root.load(name, _py(files) or {})
+    root.load(name, _files(files))
     lib.reload()
     hook = bridge.hooks.refresh_ui
     if hook is not None:
@@ -177,7 +202,7 @@ def supply(bridge: Bridge, name: str, files: Any, boot: bool = True,
     space = lib.root.spaces.get(name)
     if space is None:
         return
-    space.supply(_py(files) or {}, _py(asked) or ())
+    space.supply(_files(files), _py(asked) or ())
     if boot and lib.name == name:
         lib.reload()
         hook = bridge.hooks.refresh_ui

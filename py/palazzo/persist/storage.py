@@ -417,8 +417,8 @@ class QueuedSpace(MemorySpace):
         for name, data in (files or {}).items():
             if data is None:
                 self.deferred.add(name)
-            else:
-                self.files[name] = bytearray(data)
+            else:  # a bytearray is taken as it is: the host made it for the mirror
+                self.files[name] = data if isinstance(data, bytearray) else bytearray(data)
         self.pending: list[tuple[str, str, bytes | bytearray | int | None]] = []
 
     reads_back = False
@@ -464,7 +464,7 @@ class QueuedSpace(MemorySpace):
         for name, data in files.items():
             if name in self.deferred:
                 self.deferred.discard(name)
-                self.files[name] = bytearray(data)
+                self.files[name] = data if isinstance(data, bytearray) else bytearray(data)
         self.deferred -= {str(n) for n in asked} - set(files)
         self.wanted = [n for n in self.wanted if n in self.deferred]
 
