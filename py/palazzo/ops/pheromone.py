@@ -1,5 +1,25 @@
-"""Pheromone operations: status, deposit, decay, hot paths, cold spots, the node pheromones of
-wings, rooms, closets and entities, and heat per room.
+"""Pheromone operations: status, deposit, heat from use, decay, hot paths, cold spots, the node
+pheromones of wings, rooms, closets and entities, and heat per room.
+
+Heat from use (``pheromone_use``, issue 31): a person's actions on retrieval results deposit
+on the path to the drawer, the self-optimising retrieval of seed 000 (§3.3, §6 "Frequently
+accessed paths become progressively cheaper"). The rule, one journal record an action:
+
+- search: exploration +0.1 on each hit shown and once on each of their rooms ("already
+  searched here"), nothing else: seeing a result is not using it;
+- open, copy, helpful (rewards 0.3, 0.6, 1): the drawer gets exploitation +reward and
+  exploration +0.1·(1−reward) (the seed's exploration for a partly fruitless visit); the
+  places above it (palace, wing, room, closet) get the same, position weighted down the path
+  as :func:`palazzo.stigmergy.pheromone.deposit_places` does;
+- with ``from`` (the drawer it was reached from, e.g. a nearby drawer opened from another): a
+  link joining the two drawers (SIMILAR_TO...) or their rooms (HALL, TUNNEL) gets success
+  +reward, and on open also traversal +0.1 and recency 1. Hierarchy edges carry no pheromone,
+  so traversal, recency and success heat come only from such walks (and from navigation with
+  deposit, and the agents).
+
+``search`` itself stays read-only (a read-only palace, the MCP server and the CLI search as
+before, and a search's ranking never changes unless it asks for ``pheromone`` > 0): hosts that
+want heat from use (the browser's Search tab) call ``pheromone_use`` after the action.
 
 The engine work is in :mod:`palazzo.stigmergy.pheromone`. Reports group drawers and edges with
 ``np.bincount`` over room codes, so their NumPy part is vectorised; only turning string ids
@@ -150,6 +170,89 @@ def _pheromone_deposit(palace: Palace, args: dict[str, Any]) -> Result:
         raise ValidationError(f"path must hold 1 to {MAX_PATH} steps")
     edges = _path_edges(palace, path)
     return {"kind": "path", **pheromone.deposit_path(palace, edges, reward)}
+
+
+# Heat from use (issue 31): what a person's action deposits. ``reward`` is the seed's r_base
+# (Eq. deposit) for the drawer and the places above it; opening is a weak sign of value, a copy
+# a stronger one, "Helpful" the strongest.
+USE_REWARD = {"open": 0.3, "copy": 0.6, "helpful": 1.0}
+USES = ("search", *USE_REWARD)
+MAX_HITS = 50  # hits one search deposits on (the interface shows 10)
+
+
+def _place_path(palace: Palace, row: int) -> list[str]:
+    """Return the place nodes above drawer ``row``: palace, wing, room and its closet if any."""
+    s = palace.drawers
+    wing, room, closet = s.wing[row], s.room[row], s.closet[row]
+    return [PALACE_ID, wing_id(wing), room_id(wing, room),
+            *([closet_id(wing, room, closet)] if closet else [])]
+
+
+def _link(palace: Palace, a: str, b: str) -> int | None:
+    """Return a live pheromone-carrying edge joining drawers ``a`` and ``b`` (either way; a
+    SIMILAR_TO link, say), else one joining their rooms (a HALL or TUNNEL), else None.
+    Cost: O(edges touching a and its room)."""
+    s, e = palace.drawers, palace.edges
+    ra, rb = palace.row(a), palace.row(b)
+    pairs = [(s.ids[ra], s.ids[rb]),
+             (room_id(s.wing[ra], s.room[ra]), room_id(s.wing[rb], s.room[rb]))]
+    for x, y in pairs:
+        if x == y:
+            continue
+        for i in e.touching(x):
+            if e.kind[i] not in HIERARCHY and {e.src[i], e.dst[i]} == {x, y}:
+                return i
+    return None
+
+
+@operation("pheromone_use",
+           "Heat from use: deposit what one action on retrieval results says. search "
+           "(drawer_ids = the hits shown, best first): exploration +0.1 on each hit and "
+           "once on each of their rooms, nothing else (a search only explores). open / copy "
+           "/ helpful (one drawer id): the drawer and the places above it (palace, wing, "
+           "room, closet) get exploitation with reward 0.3 / 0.6 / 1 (position weighted "
+           "down the places) and exploration +0.1·(1−reward); with 'from' (the drawer it "
+           "was reached from), a link joining the two drawers or their rooms gets success "
+           "+reward, and on open traversal +0.1 and recency 1. One journal record an action.",
+           obj({"action": {"enum": list(USES)},
+                "drawer_ids": {"type": "array", "items": NAME, "minItems": 1,
+                               "maxItems": MAX_HITS},
+                "from": NAME}, required=("action", "drawer_ids")), mutates=True)
+def _pheromone_use(palace: Palace, args: dict[str, Any]) -> Result:
+    """Search ranking is untouched by default: only a search with ``pheromone`` > 0 reads
+    exploitation. Unknown drawers raise NotFound before anything changes. Cost: O(hits) for
+    a search; O(edges touching the drawer 'from' and its room) with 'from'; else O(1)."""
+    action, ids = args["action"], args["drawer_ids"]
+    rows = [palace.row(d) for d in ids]  # NotFound before any change
+    s = palace.drawers
+    if action == "search":
+        rooms = list(dict.fromkeys(room_id(s.wing[r], s.room[r]) for r in rows))
+        np.add.at(s.columns["exploration"], np.asarray(rows, dtype=np.intp),
+                  pheromone.EXPLORATION_DEPOSIT)
+        table = palace.node_pheromones
+        room_rows = table.rows(rooms, create=True)  # distinct rooms: a plain += is exact
+        table.columns["exploration"][room_rows] += pheromone.EXPLORATION_DEPOSIT
+        return {"action": action, "drawers": [s.ids[r] for r in rows], "places": rooms,
+                "edge": None}
+    if len(rows) != 1:
+        raise ValidationError(f"{action} takes one drawer id, got {len(rows)}")
+    row, reward = rows[0], USE_REWARD[action]
+    link = None if args.get("from") is None else _link(palace, args["from"], s.ids[row])
+    places = _place_path(palace, row)
+    s.columns["exploitation"][row] += reward
+    s.columns["exploration"][row] += pheromone.EXPLORATION_DEPOSIT * (1.0 - reward)
+    pheromone.deposit_places(palace, places, reward)
+    edge = None
+    if link is not None:
+        c = palace.edges.columns
+        c["success"][link] += reward
+        if action == "open":
+            c["traversal"][link] += pheromone.TRAVERSAL_DEPOSIT
+            c["recency"][link] = pheromone.RECENCY_FRESH
+        pheromone.recompute_costs(palace, [link])
+        edge = _edge_dict(palace, link, float(pheromone.phi(palace, [link])[0]))
+    return {"action": action, "drawers": [s.ids[row]], "places": places, "edge": edge,
+            "reward": reward}
 
 
 @operation("decay_now", "Decay every pheromone by a number of cycles "
