@@ -157,7 +157,7 @@ export function makeImporter(worker) {
       case "import-progress":
         progress.max = msg.total || 1;
         progress.value = msg.done;
-        say(`Importing: ${msg.done.toLocaleString("en")} of ${msg.total.toLocaleString("en")} items…`);
+        say(`Importing: ${msg.done.toLocaleString("en")} of ${plural(msg.total, "item")}…`);
         break;
       case "import-done":
         window.palazzo.importTimings.applied = performance.now() - started.apply;

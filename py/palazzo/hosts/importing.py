@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from palazzo.errors import ImportRejected, PalazzoError, ValidationError
+from palazzo.hosts.words import plural
 from palazzo.importers import BATCH, Applier, Plan, reason_group
 from palazzo.importers.source import Source, recognise, unpack_zip
 
@@ -185,8 +186,9 @@ class ImportJob:
         if self.document is not None:
             c = self.imported or {}
             done = 1 if self.imported is not None else 0
-            text = (f"Loaded the palace file: {c.get('drawers', 0)} drawers in "
-                    f"{c.get('wings', 0)} wings." if done else "Nothing was imported.")
+            text = (f"Loaded the palace file: {plural(c.get('drawers', 0), 'drawer')} in "
+                    f"{plural(c.get('wings', 0), 'wing')}." if done
+                    else "Nothing was imported.")
             return {"text": text, "done": done, "total": 1, "created": c, "calls": {},
                     "skipped": 0, "skipped_by_reason": {}, "stopped": self.stopped}
         a = self.applier
@@ -196,10 +198,6 @@ class ImportJob:
         return {"text": text, "done": a.done if a else 0, "total": result["total"],
                 "created": result["created"], "calls": result["calls"], "skipped": skipped,
                 "skipped_by_reason": reasons, "stopped": self.stopped}
-
-
-def _n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count:,} {one if count == 1 else (many or one + 's')}"
 
 
 def describe(kind: str, found: dict[str, Any], result: dict[str, Any], done: int,
@@ -212,33 +210,33 @@ def describe(kind: str, found: dict[str, Any], result: dict[str, Any], done: int
     if kind == "chats":
         convs = calls.get("import_conversation", 0)
         turns = created.get("import_conversation", 0)
-        parts.append(f"Imported {_n(convs, 'conversation')}: {_n(turns, 'new message')}.")
+        parts.append(f"Imported {plural(convs, 'conversation')}: {plural(turns, 'new message')}.")
     else:
         drawers = calls.get("add_drawer", 0)
         new = created.get("add_drawer", 0)
-        parts.append(f"Imported {_n(new, 'new drawer')}"
-                     + (f" ({_n(drawers - new, 'was', 'were')} there already)"
+        parts.append(f"Imported {plural(new, 'new drawer')}"
+                     + (f" ({plural(drawers - new, 'was', 'were')} there already)"
                         if drawers > new else "") + ".")
         facts = created.get("kg_add", 0)
         if facts:
-            parts.append(f"Added {_n(facts, 'fact')} to the knowledge graph.")
+            parts.append(f"Added {plural(facts, 'fact')} to the knowledge graph.")
         diary = created.get("diary_write", 0)
         if diary:
-            parts.append(f"Added {_n(diary, 'diary entry', 'diary entries')}.")
+            parts.append(f"Added {plural(diary, 'diary entry', 'diary entries')}.")
     unchanged = found.get("unchanged")
     if unchanged:
         count = len(unchanged) if isinstance(unchanged, list | tuple) else int(unchanged)
-        parts.append(f"{_n(count, 'file')} had not changed.")
+        parts.append(f"{plural(count, 'file')} had not changed.")
     reasons = found.get("skipped_by_reason") or {}
     if reasons:
         listed = "; ".join(f"{n} {why}" for why, n in sorted(reasons.items(),
                                                             key=lambda kv: -kv[1]))
-        parts.append(f"Skipped {_n(sum(reasons.values()), 'item')}: {listed}.")
+        parts.append(f"Skipped {plural(sum(reasons.values()), 'item')}: {listed}.")
     else:
         parts.append("Nothing was skipped.")
     if stopped:
-        parts.append(f"Stopped after {done:,} of {result.get('total', 0):,} steps: what was "
-                     "imported stays; importing the same files again adds only the rest.")
+        parts.append(f"Stopped after {done:,} of {plural(result.get('total', 0), 'step')}: "
+                     "what was imported stays; importing the same files again adds only the rest.")
     return " ".join(parts)
 
 
@@ -254,8 +252,8 @@ def found_text(summary: dict[str, Any], examples: int = 3, reasons: int = 8) -> 
     if "conversations" in summary:
         kinds = summary.get("messages_by_kind") or {}
         by_kind = ", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in kinds.items())
-        lines.append(f"{head}: {_n(summary.get('messages', 0), 'message')} in "
-                     f"{_n(summary['conversations'], 'conversation')}"
+        lines.append(f"{head}: {plural(summary.get('messages', 0), 'message')} in "
+                     f"{plural(summary['conversations'], 'conversation')}"
                      + (f" ({by_kind})" if len(kinds) > 1 else "") + ".")
     else:
         calls = summary.get("calls") or {}
@@ -263,7 +261,7 @@ def found_text(summary: dict[str, Any], examples: int = 3, reasons: int = 8) -> 
         if isinstance(summary.get("files"), int):  # a folder: what changed since last time
             unchanged = summary.get("unchanged") or []
             count = len(unchanged) if isinstance(unchanged, list) else int(unchanged)
-            head += (f": {_n(summary['files'], 'file')}, {summary.get('indexed', 0):,} to "
+            head += (f": {plural(summary['files'], 'file')}, {summary.get('indexed', 0):,} to "
                      f"index, {count:,} unchanged")
         lines.append(f"{head}: {listed or 'nothing to import'}.")
     skipped = summary.get("skipped") or []
@@ -279,12 +277,12 @@ def found_text(summary: dict[str, Any], examples: int = 3, reasons: int = 8) -> 
             item = item[len(source) + 1:]  # the place within the source says enough
         groups.setdefault(reason_group(s["reason"]), []).append(item)
     order = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    lines.append(f"Left out: {_n(len(skipped), 'item')}, by reason:")
+    lines.append(f"Left out: {plural(len(skipped), 'item')}, by reason:")
     for why, items in order[:reasons]:
         shown = "; ".join(items[:examples]) + ("; …" if len(items) > examples else "")
         lines.append(f"  {len(items):,} {why} (e.g. {shown})")
     rest = order[reasons:]
     if rest:
         lines.append(f"  {sum(len(i) for _, i in rest):,} more for "
-                     f"{_n(len(rest), 'other reason')}")
+                     f"{plural(len(rest), 'other reason')}")
     return "\n".join(lines)

@@ -53,6 +53,18 @@ MEDIA_PARTS = {"audio_asset_pointer", "real_time_user_audio_video_asset_pointer"
                "video_container_asset_pointer"}
 _FENCE = re.compile(r"`{3,}")
 _SPECIAL = frozenset(".^$*+?{}[]|()")  # what makes a canvas pattern more than text
+# A tool an export names only by an internal id, digits in both parts ("t2uay3k.sj1i4kz":
+# connectors and GPT actions are named so), not a name a person reads ("python",
+# "browser.search", "dalle.text2im").
+_TOOL_ID = re.compile(r"(?=[a-z]*\d)[a-z0-9]{5,}\.(?=[a-z]*\d)[a-z0-9]{5,}")
+
+
+def tool_words(name: str | None) -> str:
+    """Return how a skip reason names a tool: its name, "a tool" without one, and for an
+    internal id "an unnamed tool (id <id>)". Cost: one regex match."""
+    if not name:
+        return "a tool"
+    return f"an unnamed tool (id {name})" if _TOOL_ID.fullmatch(name) else name
 
 
 def read_chatgpt(items: list[Any], where: str) -> Iterator[Transcript]:
@@ -296,10 +308,10 @@ def _chatgpt_node(key: str, node: dict[str, Any], mapping: dict[str, Any], at: s
             out.skip = "empty saved memory"
         return out
     if out.role == "tool":  # a tool's answer to the assistant (its recipient)
-        out.skip = f"tool output from {tool or 'a tool'}"
+        out.skip = f"tool output from {tool_words(tool)}"
         return out
     if recipient != "all":
-        out.skip = f"tool call to {recipient}"
+        out.skip = f"tool call to {tool_words(recipient)}"
         return out
     if ctype == "code":  # code shown in the conversation itself, not run
         return _code(out, content, ctype, at)

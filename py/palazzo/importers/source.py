@@ -117,6 +117,26 @@ def _peek_json(path: Path) -> Any:
     return "chats"
 
 
+# What a binary file is, from its first bytes, for the one-line refusal of a file dropped
+# alone that holds no text ("conversations.json: a PNG image, not JSON text"); the
+# folder importer's rule (a NUL byte in the first 8 KiB) names the rest "a binary file".
+MAGIC = ((b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+         (b"GIF8", "a GIF image"), (b"%PDF-", "a PDF document"),
+         (b"RIFF", "a RIFF file (audio, video or a WebP image)"), (b"\x1f\x8b", "a gzip file"))
+SNIFF = 8192
+
+
+def binary_kind(path: Path) -> str | None:
+    """Return what the file at ``path`` is when it is not text ("a PNG image", "a binary
+    file"), else None. Cost: one read of :data:`SNIFF` bytes."""
+    with open_regular(path) as f:
+        head = f.read(SNIFF)
+    for magic, what in MAGIC:
+        if head.startswith(magic):
+            return what
+    return "a binary file" if b"\x00" in head else None
+
+
 def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file())
 
@@ -183,6 +203,15 @@ def recognise(path: str | os.PathLike[str]) -> Source:
             return Source("mempalace", root, "a MemPalace palace (zip)", stem)
         return Source("folder", root, f"a zip of {len(members)} files", stem)
     suffix = root.suffix.lower()
+    json_named = suffix in (".json", ".jsonl")
+    what = binary_kind(root)
+    if what is not None:  # imported, it would make an empty palace: refused, nothing written
+        raise ImportRejected(
+            f"{root.name}: {what}, not {'JSON ' if json_named else ''}text, so there is "
+            "nothing in it to import (chat exports, palace files and notes are text).")
+    if root.name == EXPORT_FILE and _peek_json(root) is None:
+        raise ImportRejected(f"{root.name}: not JSON, so not a chat export: a chat export's "
+                             f"{EXPORT_FILE} starts with [ or {{.")
     if suffix == ".jsonl":
         return Source("chats", root, "a chat log (JSONL)", stem)
     if suffix == ".json":

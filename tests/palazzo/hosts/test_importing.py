@@ -1,6 +1,7 @@
 """An import in steps, as the browser worker runs it: found, applied, stopped, summarised."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -113,7 +114,7 @@ def test_a_palace_file_loads_whole_and_keeps_the_open_palaces_name(tmp_path):
     job.begin(into_open=True)
     assert job.step() == {"done": 1, "total": 1, "finished": True}
     assert bridge.palace.name == "mine" and len(bridge.palace.drawers) == 1
-    assert job.summary()["text"] == "Loaded the palace file: 1 drawers in 1 wings."
+    assert job.summary()["text"] == "Loaded the palace file: 1 drawer in 1 wing."
 
 
 def test_bad_sources_are_refused_before_anything_is_written(tmp_path):
@@ -159,3 +160,32 @@ def test_what_a_plan_found_is_a_few_lines_with_examples_and_kinds():
                          "skipped": []})
     assert folder.splitlines()[0] == ("Found notes (folder): 4 files, 1 to index, 3 unchanged: "
                                       "3 add_drawer.")
+
+
+def png_bytes() -> bytes:
+    """A minimal valid PNG (one pixel, written by zlib and struct: tests/palazzo/data)."""
+    return (Path(__file__).resolve().parents[1] / "data" / "pixel.png").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["conversations.json", "photo.png", "chat.jsonl"])
+def test_a_png_dropped_alone_is_refused_in_one_line_and_nothing_changes(tmp_path, name):
+    from palazzo.hosts import worker
+
+    bridge = worker.start_engine("memory")
+    before = (bridge.library.root.palaces(), bridge.library.name,
+              bridge.call("palace_status")["drawers"])
+    root = drop(tmp_path)
+    (root / name).write_bytes(png_bytes())
+    out = json.loads(worker.import_prepare(bridge, str(root)))  # what the browser's drop runs
+    assert not out["ok"] and out["error"]["code"] == "import_rejected"
+    said = out["error"]["message"]
+    assert said.startswith(f"{name}: a PNG image, not ") and "\n" not in said
+    assert (bridge.library.root.palaces(), bridge.library.name,
+            bridge.call("palace_status")["drawers"]) == before
+
+
+def test_a_chat_export_name_on_text_that_is_not_json_is_refused(tmp_path):
+    root = drop(tmp_path)
+    (root / "conversations.json").write_text("these are my notes, not an export")
+    with pytest.raises(ImportRejected, match="not JSON, so not a chat export"):
+        ImportJob(Bridge(Palace()), root).prepare()

@@ -309,3 +309,11 @@ def test_canvas_patterns_are_text_or_the_whole_document_never_run_as_regexes(
         assert out.skip is None and out.text.rstrip("`\n").endswith("뼈대")
     else:
         assert out.skip is None and "skeleton" not in out.text and "뼈대" in out.text
+
+
+def test_a_tool_named_by_an_internal_id_is_called_unnamed():
+    from palazzo.importers.chatgpt import tool_words
+
+    assert tool_words("t2uay3k.sj1i4kz") == "an unnamed tool (id t2uay3k.sj1i4kz)"
+    assert [tool_words(n) for n in ("python", "browser.search", "dalle.text2im", None)] == \
+        ["python", "browser.search", "dalle.text2im", "a tool"]
