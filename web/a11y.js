@@ -3,7 +3,11 @@
 //   tabindex; Left/Right/Home/End move focus, Enter/Space activate: "manual activation");
 // - names and roles for focusable controls Bokeh leaves unnamed (figure toolbar buttons carry
 //   a title but no role or name);
-// - the focus ring in shadow roots Panel's stylesheets do not reach (raw Bokeh models).
+// - the focus ring in shadow roots Panel's stylesheets do not reach (raw Bokeh models);
+// - hidden tabs out of the way: Bokeh hides an inactive tab's panel with visibility: hidden,
+//   which leaves it laid out (a wide table there widened a 390 px page to 434) and its
+//   scrollable tables and some buttons in the keyboard's Tab order; such a panel is made
+//   inert (no focus, not in the accessibility tree) and clips what overflows it.
 // Bokeh renders into shadow roots, so this walks them; it runs after the first render and,
 // debounced, after every patch from the worker (views re-render and lose what was added).
 
@@ -39,6 +43,9 @@ function syncTabs(view) {
     tab.setAttribute("aria-selected", String(i === active));
     tab.tabIndex = i === active ? 0 : -1;
     if (panel) {
+      const hidden = i !== active;
+      panel.inert = hidden;
+      panel.style.overflow = hidden ? "hidden" : "";
       panel.id = `pz-tabpanel-${i}`;
       panel.setAttribute("role", "tabpanel");
       panel.setAttribute("aria-labelledby", tab.id);
@@ -65,7 +72,8 @@ function onTabKey(event) {
 // Make one Tabs view an ARIA tab widget; idempotent (its observer keeps it in sync).
 function enhanceTabs(view) {
   const header = view.header_el;
-  if (!header || header.dataset.pzTabs) return;
+  if (!header) return;
+  if (header.dataset.pzTabs) { syncTabs(view); return; } // panels drawn again lose it
   header.dataset.pzTabs = "1";
   header.setAttribute("role", "tablist");
   header.setAttribute("aria-label", "palazzo views");
@@ -116,7 +124,7 @@ function adoptFocusRing(root) {
   }
 }
 
-// One pass over the document: tabs, names, focus rings. Returns nothing.
+// One pass over the document: tabs (and their hidden panels), names, focus rings.
 export function enhance() {
   for (const view of allViews()) {
     if (view.header_el && view.header_els && view.model?.properties?.active) enhanceTabs(view);

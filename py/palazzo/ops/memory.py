@@ -37,13 +37,20 @@ def _wake_up(palace: Palace, args: dict[str, Any]) -> Result:
            "Extract entities and facts from existing drawers (all, or a wing/room): each "
            "entity a drawer names gets a REFERENCES edge, each fact (decisions, preferences, "
            "'X uses/is/moved to Y', dated events) a knowledge-graph observation with the "
-           "drawer as evidence. New drawers are extracted when added; running it again adds "
-           "nothing twice.",
-           obj({"wing": NAME, "room": NAME}), mutates=True)
+           "drawer as evidence. Facts come from the person's own words only: a "
+           "conversation's assistant (and tool) turns give known names, not facts, unless "
+           "'assistant' is true. By fixed English rules, not a model. New drawers are "
+           "extracted when added; running it again adds nothing twice.",
+           obj({"wing": NAME, "room": NAME,
+                "assistant": {"type": "boolean",
+                              "description": "also take facts from assistant and tool turns "
+                                             "(their 'I' is then read as the user's); "
+                                             "default false"}}), mutates=True)
 def _extract(palace: Palace, args: dict[str, Any]) -> Result:
     rows = [int(r) for r in np.flatnonzero(palace.drawers.mask(args.get("wing"),
                                                                 args.get("room")))]
-    # A conversation's assistant turns give mentions only (their "I" is the assistant).
+    # A conversation's assistant turns give mentions only (their "I" is the assistant),
+    # unless asked for.
     conv = palace.conversations
     not_user = {t.drawer_id for t in conv.turns.values() if t.role != "user"}
     ids = palace.drawers.ids
@@ -51,7 +58,7 @@ def _extract(palace: Palace, args: dict[str, Any]) -> Result:
     other = [r for r in rows if ids[r] in not_user]
     counts = palace.extract_rows(user_rows)
     if other:
-        more = palace.extract_rows(other, facts=False)
+        more = palace.extract_rows(other, facts=bool(args.get("assistant", False)))
         counts = {k: counts[k] + more[k] for k in counts}
     return counts
 

@@ -110,7 +110,7 @@ def test_damage_check_and_repair_reports_escape_what_comes_from_files():
            "status": {"read_only": False}}}
     report = repair_html(rep)
     assert "can be written again" in report and "rejected-1.log" in report
-    assert "Lost: records 5, 7-9 (no file held them" in report and "1 signing key(s)" in report
+    assert "Lost: records 5, 7-9 (no file held them" in report and "1 signing key that" in report
     for html in (damage_html(st), table, report):
         assert "<img" not in html and "<script" not in html
     assert damage_html({"damaged": False}) == "" and damage_html(None) == ""

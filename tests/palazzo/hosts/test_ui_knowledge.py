@@ -138,7 +138,7 @@ def test_add_is_disabled_until_the_fact_is_complete_and_says_what_is_missing(dem
     assert error_of(k.add_form, "subject") == ""  # untouched fields say nothing yet
     k.subject.value_input = "Ada"
     k.subject.value_input = ""
-    assert "Subject is empty" in error_of(k.add_form, "subject")
+    assert "Fill in “Subject”." in error_of(k.add_form, "subject")
     k.subject.value_input, k.predicate.value_input = XSS, "plays"
     k.object.value_input = "chess"
     assert k.add.disabled is False
@@ -191,3 +191,25 @@ def test_provenance_empty_token_is_said_next_to_it(demo_app):
     assert "The token is empty" in error_of(prov.verify_form, "bundle")
     prov.token.value_input = prov.bundle["token"]
     assert prov.check()["valid"] is True
+
+
+def test_the_tab_says_what_the_graph_holds_and_how_it_was_found(demo_app):
+    app, p = demo_app
+    about = app.knowledge.about.object
+    stats = p.kg.stats()
+    read = stats["statement_types"]["observation"]
+    assert 'data-testid="kg-about"' in about
+    assert f"{stats['entities']} entities and {stats['triples']} facts." in about
+    assert f"{read} fact{' was' if read == 1 else 's were'} read from your own words" in about
+    assert "not the assistant" not in about or "never the assistant" in about
+    assert "by fixed rules, not a model" in about
+    assert "other languages give entities but few facts" in about
+
+
+def test_the_summary_line_reads_plainly_for_an_empty_or_hand_made_graph():
+    from palazzo.hosts.ui.knowledge import about_text
+
+    empty = about_text({"entities": 0, "triples": 0, "statement_types": {}})
+    assert empty.startswith("0 entities and 0 facts. Entities are")
+    hand = about_text({"entities": 1, "triples": 1, "statement_types": {"fact": 1}})
+    assert hand.startswith("1 entity and 1 fact.") and "read from" not in hand

@@ -15,12 +15,13 @@ import panel as pn
 
 from palazzo.hosts.bridge import Bridge
 from palazzo.hosts.ui.agents import AgentsView
-from palazzo.hosts.ui.common import CSS, Context, intro
+from palazzo.hosts.ui.common import CSS, Context, intro, message
 from palazzo.hosts.ui.communities import Communities
 from palazzo.hosts.ui.drawers import AddView, SearchView
+from palazzo.hosts.ui.drawers import show as show_widget
 from palazzo.hosts.ui.explore import HeatView, NavigateView
 from palazzo.hosts.ui.files import FilesView
-from palazzo.hosts.ui.knowledge import KnowledgeView
+from palazzo.hosts.ui.knowledge import PICK, KnowledgeView
 from palazzo.hosts.ui.palacemap import PalaceMap
 from palazzo.hosts.ui.provenance import ProvenanceView
 from palazzo.hosts.ui.status import StatusLine
@@ -57,6 +58,8 @@ class App:
 
     def __init__(self, bridge: Bridge) -> None:
         self.ctx = Context(bridge)
+        # First of all: on a palace switch, what the views showed goes before they reload.
+        self.ctx.on_switch(self.forget)
         self.status = StatusLine(self.ctx)
         # Before the views: it hears of a change first, so their refreshes find it stale.
         self.communities = Communities(self.ctx)
@@ -87,6 +90,45 @@ class App:
         if name not in INTROS:
             return view
         return pn.Column(intro(INTROS[name], name), view, sizing_mode="stretch_width")
+
+    def forget(self) -> None:
+        """Drop everything the tabs show of the palace open before (another is open now):
+        search results and the opened drawer (its Delete and Undo with it), the map's room
+        list, ring and path, the navigation result, the opened entity, the swarm's and the
+        slice's results. Their refreshes, which follow, load the new palace. Returns None."""
+        # The search and knowledge views are reset from here (their modules are being
+        # reworked); the same steps as deleting the opened drawer, without the delete.
+        s = self.search
+        s.shown = []
+        s._fill_cards([], "")
+        s.summary.object = ""
+        s.opened, s._place, s._deleted, s._came_from = None, None, None, None
+        s._confirming(False)
+        s._editable(False)
+        s.meta.object = message("Click a result to open it here.", "info", "drawer-empty")
+        s.text.value = ""
+        s.note.object = s.used.object = s.conversation.object = s.near_title.object = ""
+        s._fill_neighbours([])
+        for w in (s.read_it, s.map_it, s.undo):
+            show_widget(w, False)
+        s.copy.disabled = s.helpful.disabled = True
+        k = self.knowledge
+        k.opened = None
+        k.facts.object = k.timeline.object = k.end_note.object = k.add_note.object = ""
+        k.nodes.data = {name: [] for name in k.nodes.data}
+        k.links.data = {name: [] for name in k.links.data}
+        k.end_pick.options, k.end_pick.value = {PICK: None}, None
+        m = self.map
+        m.drawers.object = ""
+        m.show_path([])
+        m.focus_ring.data = {"x": [], "y": [], "r": []}
+        self.navigate.out.object = ""
+        self.agents.results.object = self.agents.note.object = ""
+        self.agents.last = None
+        p = self.provenance
+        p.bundle = None
+        p.slice.object = p.result.object = p.atlas.object = ""
+        p.token.value = ""
 
     def show(self, name: str) -> None:
         """Switch to the tab called ``name`` (one of TABS); returns None."""

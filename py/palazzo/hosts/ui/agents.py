@@ -27,8 +27,9 @@ from typing import Any
 import panel as pn
 
 from palazzo.errors import ValidationError
-from palazzo.hosts.ui.common import Context, esc, html_pane, message, set_options, table
+from palazzo.hosts.ui.common import Context, esc, html_pane, message, plural, set_options, table
 from palazzo.hosts.ui.forms import Field, Form
+from palazzo.memory.diary import DIARY_ROOM, diary_wing
 
 ARCHETYPES = ("explorer", "exploiter", "balanced", "specialist", "generalist")
 ANY_WING = "(chosen by the swarm)"
@@ -58,6 +59,37 @@ def crew(count: int, archetypes: list[str]) -> list[str]:
     return [archetypes[i % len(archetypes)] for i in range(count)] if archetypes else []
 
 
+def diary_wings(count: int, archetypes: list[str]) -> list[str]:
+    """Return the wings the specialists of a run of ``count`` agents (``archetypes`` in turn,
+    else one of each archetype in turn) keep their diaries in: the swarm names agent i
+    "<archetype>-<i>", and a specialist writes to ``diary_wing`` of its name. O(count)."""
+    kinds = crew(count, list(archetypes or ARCHETYPES))
+    return [diary_wing(f"{k}-{i}") for i, k in enumerate(kinds) if k == "specialist"]
+
+
+def adds_words(wings: list[str], existing: set[str]) -> str:
+    """Return what a run will add to the palace, said before it runs: the new diary wings
+    (at most three named), or that it adds no wing."""
+    new = [w for w in wings if w not in existing]
+    if not new:
+        return ("This run adds no wing: it leaves trails (pheromones) and may propose "
+                "tunnels" + (", and its specialists write in the diary wings they have "
+                             "already." if wings else "."))
+    named = ", ".join(new[:3]) + (f" and {len(new) - 3:,} more" if len(new) > 3 else "")
+    return (f"This run will add {plural(len(new), 'wing')} to the palace: {named} (room "
+            f"“{DIARY_ROOM}”), where its specialists write their diaries; besides, it leaves "
+            "trails (pheromones) and may propose tunnels.")
+
+
+def added_words(wings: list[str]) -> str:
+    """Return what a run added to the palace, said after it ran (a leading space: it
+    follows the run's summary), "No wing was added." included."""
+    if not wings:
+        return " No wing was added."
+    return (f" Added {plural(len(wings), 'wing')} to the palace: {', '.join(wings)} (the "
+            "specialists' diaries).")
+
+
 def tally(totals: dict[str, dict[str, Any]], agents: list[dict[str, Any]]) -> None:
     """Add one chunk's per-agent results (``run_swarm``'s ``agents``) to ``totals``, by agent
     name: moves, trail moves, tunnels proposed and diary entries summed, rooms and drawers
@@ -84,6 +116,13 @@ def agents_table(totals: dict[str, dict[str, Any]]) -> str:
              t["tunnels"], t["diary"]) for t in totals.values()]
     return table(["agent", "archetype", "rooms reached", "drawers reached", "moves on trails",
                   "tunnels proposed", "diary entries"], rows, "swarm-agents")
+
+
+# What the node pheromone columns mean, in words (their engine names in brackets).
+NODE_COLUMNS = ("Proved useful: how valuable the place's drawers were when agents used them. "
+                "Searched already: how much agents looked there. Balance: the first minus "
+                "the second; above 0, worth coming back to; below 0, searched more than it "
+                "gave.")
 
 
 def place(node: str) -> str:
@@ -134,6 +173,7 @@ class AgentsView:
                                             sizing_mode="stretch_width",
                                             css_classes=["pz-swarm-progress"])
         self.note = html_pane("swarm-note")
+        self.adds = html_pane("swarm-adds")  # what a run will add, said before it runs
         self.results = html_pane("swarm-results")
         # Proposals: a pick and two buttons (widgets made after the page rendered do not
         # reach it from the worker, so there is no button a row).
@@ -160,10 +200,12 @@ class AgentsView:
         self.reject.on_click(lambda _e: self.decide("reject_tunnel"))
         self.proposal.param.watch(lambda _e: self._pickable(), "value")
         self.diary_agent.param.watch(lambda _e: self.show_diary(), "value")
+        for w in (self.agents, self.archetypes):
+            w.param.watch(lambda _e: self.show_adds(), "value")
         self.view = pn.Column(
             pn.Row(*(f.view for f in self.form.fields.values()), self.wing),
-            self.archetypes, pn.Row(self.run_button, self.cancel), self.progress, self.note,
-            self.results,
+            self.archetypes, pn.Row(self.run_button, self.cancel), self.adds, self.progress,
+            self.note, self.results,
             pn.pane.HTML('<h3>Tunnels proposed</h3>', sizing_mode="stretch_width"),
             self.proposals, pn.Row(self.proposal, self.approve, self.reject),
             self.tunnel_note,
@@ -190,6 +232,7 @@ class AgentsView:
                                                                      a["name"]))
                    if a["diary_entries"]]
         set_options(self.diary_agent, writers)
+        self.show_adds()
         self.show_diary()
         self.show_proposals()
         self.show_nodes()
@@ -198,6 +241,15 @@ class AgentsView:
 
     def _cancel(self) -> None:
         self._cancelled = True
+
+    def show_adds(self) -> str:
+        """Say, before a run, what it will add to the palace (the specialists' diary wings);
+        return the sentence. Cost: one ``list_wings``."""
+        count = self.agents.value if isinstance(self.agents.value, int) else 0
+        said = adds_words(diary_wings(max(count, 0), list(self.archetypes.value)),
+                          set(self.ctx.wings()))
+        self.adds.object = message(said, "info", "swarm-adds")
+        return said
 
     def _args(self) -> dict[str, Any]:
         return {"agents": self.agents.value, "cycles": self.cycles.value,
@@ -238,7 +290,8 @@ class AgentsView:
         self.form.busy = True
         self.run_button.disabled, self.cancel.disabled = True, False
         self.progress.max, self.progress.value = cycles, 0
-        self.note.object = message(f"Running {cycles} cycles…", "info", "swarm-note")
+        wings_before = set(self.ctx.wings())
+        self.note.object = message(f"Running {plural(cycles, 'cycle')}…", "info", "swarm-note")
         done, last, size, i = 0, None, 1, 0
         totals: dict[str, dict[str, Any]] = {}
         proposed = diary = 0
@@ -268,10 +321,12 @@ class AgentsView:
             if last is not None:
                 state = "Cancelled" if self._cancelled else "Done"
                 self.ctx.confirm(
-                    self.note, f"{state}: {done} of {cycles} cycles; {last['visited']} nodes "
-                    f"visited; pheromone mass {last['pheromone_mass']:.2f}; {proposed} "
-                    f"tunnel{'' if proposed == 1 else 's'} proposed; {diary} diary "
-                    f"entr{'y' if diary == 1 else 'ies'} written.", "swarm-note")
+                    self.note, f"{state}: {done:,} of {plural(cycles, 'cycle')}; "
+                    f"{plural(last['visited'], 'node')} visited; pheromone mass "
+                    f"{last['pheromone_mass']:.2f}; {plural(proposed, 'tunnel')} proposed; "
+                    f"{plural(diary, 'diary entry', 'diary entries')} written."
+                    + added_words(sorted(set(self.ctx.wings()) - wings_before)),
+                    "swarm-note")
             if totals:
                 self.last = {"agents": totals, "tunnels_proposed": proposed,
                              "diary_entries": diary}
@@ -362,7 +417,9 @@ class AgentsView:
             rows += [(kind, place(n["node"]), f'{n["exploitation"]:.3f}',
                       f'{n["exploration"]:.3f}', f'{n["q_edge"]:+.3f}') for n in found]
         self.nodes.object = "<h3>Wings and rooms the agents marked</h3>" + (
-            table(["kind", "place", "exploitation", "exploration", "Q_edge"], rows,
-                  "node-pheromones") if rows else
+            message(NODE_COLUMNS, "info", "node-pheromones-help")
+            + table(["kind", "place", "proved useful (exploitation)",
+                     "searched already (exploration)", "balance (Q_edge)"], rows,
+                    "node-pheromones") if rows else
             message("No wing or room carries a pheromone yet: run the swarm.", "info",
                     "node-pheromones"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from palazzo.hosts.ui.common import Context, esc
+from palazzo.hosts.ui.common import Context, esc, plural
 
 # Small enough to find communities again on every change of the palace (each search-filter
 # refresh): a 2,000-drawer palace took 0.4-0.7 s a time under CPython, several times that in
@@ -39,7 +39,7 @@ def community_colour(community_id: int) -> str:
 
 def label(c: dict[str, Any]) -> str:
     """Return a community as one line of text (an option, a tooltip): id, name, size."""
-    return f'{c["id"]}: {c["name"]} ({c["size"]} drawer{"" if c["size"] == 1 else "s"})'
+    return f'{c["id"]}: {c["name"]} ({plural(c["size"], "drawer")})'
 
 
 def room_community(found: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -68,8 +68,8 @@ def legend_html(found: dict[str, Any]) -> str:
             f'</span> {c["id"]}</td><td>{esc(c["name"])}</td><td>{c["size"]}</td>'
             f'<td>{esc(wings)}</td></tr>')
     more = found["total"] - min(LEGEND, len(found["communities"]))
-    tail = (f'<p class="pz-msg">…and {more} smaller communit{"y" if more == 1 else "ies"} '
-            f'(grey on the map).</p>' if more > 0 else "")
+    tail = (f'<p class="pz-msg">…and {plural(more, "smaller community", "smaller communities")}'
+            ' (grey on the map).</p>' if more > 0 else "")
     return ('<table class="pz-table" data-testid="community-list"><thead><tr><th>#</th>'
             '<th>about</th><th>drawers</th><th>wings</th></tr></thead><tbody>'
             + "".join(rows) + "</tbody></table>" + tail)

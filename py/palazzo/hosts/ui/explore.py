@@ -3,11 +3,14 @@ its path drawn on the map through every node it visits."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import panel as pn
 
-from palazzo.hosts.ui.common import Context, html_pane, message, table
+from palazzo.errors import NotFound
+from palazzo.hosts.ui.agents import place
+from palazzo.hosts.ui.common import Context, esc, html_pane, message, plural, table
 from palazzo.hosts.ui.palacemap import KINDS, PalaceMap, heat_of
 
 PICKER = {"case_sensitive": False, "search_strategy": "includes", "min_characters": 1,
@@ -17,6 +20,35 @@ PRESETS = ("default", "hypothesis_testing", "exploratory_research", "evidence_ga
 
 
 SHOWN = 50  # heat table rows: the hottest rooms first, a filter finds the others
+CLOSEST = 3  # names offered when a typed place is not in the palace
+
+# What each kind of link is, in words; the engine's name follows in brackets.
+LINKS = {"HAS_WING": "the palace and a wing", "HAS_ROOM": "a wing and its room",
+         "HAS_CLOSET": "a room and its closet", "HAS_DRAWER": "a room and its drawer",
+         "HALL": "a hall between rooms of one wing", "TUNNEL": "a tunnel between wings",
+         "SIMILAR_TO": "drawers similar in meaning", "RELATES_TO": "related entities",
+         "REFERENCES": "a drawer and an entity it names", "HAS_AGENT": "the palace and an agent",
+         "FOCUSES_ON": "an agent and its wing", "WROTE": "an agent and what it wrote"}
+COSTS = ("Each step costs semantic (how far the place is in meaning from the goal) plus "
+         "pheromone (lower where earlier walks along that link succeeded) plus structural "
+         "(fixed by the kind of link: a hall is cheaper than a tunnel); the path is the "
+         "cheapest sum.")
+
+
+def where(node: str) -> str:
+    """Return a path node as a person reads it: "Home / garden", "the palace", "Ada (an
+    entity)", "a drawer (<id>)"."""
+    kind, _, rest = node.partition(":")
+    if node == "palace":
+        return "the palace"
+    if kind == "entity":
+        return f"{rest} (an entity)"
+    return place(node) if kind in ("room", "closet", "wing") else f"a drawer ({node})"
+
+
+def link_words(kind: str) -> str:
+    """Return a kind of link as a person reads it, its engine name in brackets."""
+    return f"{LINKS[kind]} ({kind})" if kind in LINKS else kind
 
 
 class HeatView:
@@ -40,11 +72,17 @@ class HeatView:
         self.view = pn.Column(pn.Row(self.sort, self.filter, self.decay), self.note,
                               self.table, sizing_mode="stretch_width")
         ctx.on_refresh(self.refresh)
+        ctx.on_heat(self.reheat)
         self.refresh()
 
     def refresh(self) -> None:
         """Reload every room's heat (one ``pheromone_heat`` call) and show the table."""
-        self._rooms = self.ctx.call("pheromone_heat")["rooms"]
+        self.reheat(self.ctx.call("pheromone_heat")["rooms"])
+
+    def reheat(self, rooms: list[dict[str, Any]]) -> None:
+        """Show the rooms of a ``pheromone_heat`` answer (a use deposited pheromones:
+        ``Context.heated``). No operation called."""
+        self._rooms = rooms
         self.show()
 
     def show(self) -> None:
@@ -58,7 +96,7 @@ class HeatView:
         rows = [(r["wing"], r["room"], r["drawers"],
                  *(f"{heat_of(r, k):.3f}" for k in KINDS)) for r in rooms[:SHOWN]]
         more = (f'<p class="pz-msg" data-testid="heat-count">{min(len(rooms), SHOWN)} of '
-                f'{len(rooms)} rooms shown, hottest by {kind} first.</p>')
+                f'{plural(len(rooms), "room")} shown, hottest by {kind} first.</p>')
         self.table.object = more + table(["wing", "room", "drawers", *KINDS], rows,
                                          "heat-table")
 
@@ -114,12 +152,55 @@ class NavigateView:
         fits)."""
         return self._ids.get(text, text.strip())
 
+    def _known(self, node: str) -> bool:
+        """Return whether ``node`` names a place navigate finds: a listed room, a wing, a
+        "wing/room" of a listed room, or a node id (those the engine checks itself)."""
+        if node in self._ids.values() or node == "palace" or ":" in node:
+            return True
+        rooms = {i.partition(":")[2] for i in self._ids.values()}
+        return node in rooms or node in {r.partition("/")[0] for r in rooms} \
+            or node in set(self.ctx.wings())
+
+    def _unknown(self, field: str, text: str) -> str:
+        """Return what to type in ``field`` instead of ``text``, with the closest names."""
+        names = [*self._ids, *self.ctx.wings()]
+        low = text.casefold()
+        near = [n for n in names if low and low in n.casefold()][:CLOSEST] or \
+            difflib.get_close_matches(text, names, n=CLOSEST, cutoff=0.5)
+        offer = (f" Closest: {'; '.join(near)}." if near else
+                 f" For example: {'; '.join(names[:CLOSEST])}." if names else "")
+        what = ("a wing, or a wing / room" if field == "From" else
+                "a wing, a wing / room, or words for a topic to go toward")
+        if not text:
+            return f"{field} is empty: type {what} (the list offers them as you type)."
+        return (f"{field}: “{text}” is not a wing or room of this palace. Type {what} "
+                f"(the list offers them as you type).{offer}")
+
     def run(self) -> dict[str, Any] | None:
-        """Navigate from the chosen room to the other; draw and list the path."""
-        args = {"start": self.node(self.start.value), "goal": self.node(self.goal.value),
-                "context": self.preset.value, "deposit": bool(self.deposit.value)}
-        out = self.ctx.attempt(self.out, lambda: self.ctx.call("navigate", args),
-                               testid="nav-result")
+        """Navigate from the chosen room to the other (or toward a topic: a To that names no
+        place is taken as words to go toward); draw and list the path."""
+        start, goal = self.node(self.start.value), self.node(self.goal.value)
+        if not start or not self._known(start):
+            self.out.object = message(self._unknown("From", start), "error", "nav-result")
+            return None
+        if not goal:
+            self.out.object = message(self._unknown("To", goal), "error", "nav-result")
+            return None
+        topic = not self._known(goal)
+        args: dict[str, Any] = {"start": start, "goal_query" if topic else "goal": goal,
+                                "context": self.preset.value,
+                                "deposit": bool(self.deposit.value)}
+
+        def call() -> dict[str, Any]:
+            try:
+                return self.ctx.call("navigate", args)
+            except NotFound as err:  # a topic nothing in the palace is about
+                if topic:
+                    raise NotFound(f"Nothing in this palace is about “{goal}”. "
+                                   + self._unknown("To", goal)) from err
+                raise
+
+        out = self.ctx.attempt(self.out, call, testid="nav-result")
         if out is None:
             return None
         if not out["found"]:
@@ -127,15 +208,26 @@ class NavigateView:
                                       "nav-result")
             self.map.show_path([])
             return out
-        rows = [(i, s["node"], s["kind"], f'{s["semantic"]:.3f}', f'{s["pheromone"]:.3f}',
-                 f'{s["structural"]:.3f}', f'{s["cost"]:.3f}')
+        rows = [(i, where(s["node"]), link_words(s["kind"]), f'{s["semantic"]:.3f}',
+                 f'{s["pheromone"]:.3f}', f'{s["structural"]:.3f}', f'{s["cost"]:.3f}')
                 for i, s in enumerate(out["steps"], 1)]
-        self.out.object = (message(f'{out["length"]} steps, total cost '
-                                   f'{out["total_cost"]:.3f}, {out["iterations"]} '
-                                   'iterations. The Map tab draws it: 0 is the start, each '
-                                   'number the step that reaches that node.',
+        toward = ""
+        choice = out.get("goal_choice")
+        if topic and choice:
+            nodes = out["nodes"]
+            room = next((where(n) for n in reversed(nodes) if n.startswith("room:")), None)
+            found = (f"the place nearest in meaning is {where(choice['node'])}"
+                     if choice["by"] == "centroid" else "the drawer that matches it best"
+                     + (f", in {room}" if room else ""))
+            toward = message(f"Toward “{goal}”: {found}.", "info", "nav-toward")
+        self.out.object = (message(f'{plural(out["length"], "step")}, total cost '
+                                   f'{out["total_cost"]:.3f}, '
+                                   f'{plural(out["iterations"], "iteration")}. The Map tab draws '
+                                   'it: 0 is the start, each number the step that reaches '
+                                   'that node.',
                                    "ok", "nav-summary")
-                           + table(["#", "node", "edge", "semantic", "pheromone",
+                           + toward + f'<p class="pz-msg">{esc(COSTS)}</p>'
+                           + table(["#", "place", "link", "semantic", "pheromone",
                                     "structural", "cost"], rows, "nav-steps"))
         self.map.show_path(out["nodes"])
         if args["deposit"]:

@@ -20,7 +20,7 @@ from typing import Any
 import panel as pn
 
 from palazzo.errors import PalazzoError
-from palazzo.hosts.ui.common import Context, esc, html_pane, message, table
+from palazzo.hosts.ui.common import Context, esc, html_pane, message, plural, table, verb
 
 IMPORT_BUTTON = ('<p class="pz-import-lead">Drop files or a folder anywhere on the page, or '
                  '<button type="button" class="pz-import-open" data-action="import">choose '
@@ -105,14 +105,14 @@ def check_html(out: dict[str, Any]) -> str:
     files.sort(key=lambda f: (f["ok"], f["file"]))
     bad = [f for f in files if not f["ok"]]
     if check["ok"] and not bad:
-        lead = message(f"Every file of {out['palace']} verifies ({len(files)} files).", "ok",
-                       "check-summary")
+        lead = message(f"Every file of {out['palace']} verifies "
+                       f"({plural(len(files), 'file')}).", "ok", "check-summary")
     elif check["ok"]:
-        lead = message(f"{out['palace']} is whole; {len(bad)} file(s) it does not need "
-                       "do not verify.", "info", "check-summary")
+        lead = message(f"{out['palace']} is whole; {plural(len(bad), 'file')} it does not need "
+                       f"{verb(len(bad), 'does', 'do')} not verify.", "info", "check-summary")
     else:
         n = len(bad) or len(check.get("damage") or [])
-        lead = message(f"{out['palace']} is damaged: {n} problem(s) found. Repair… keeps "
+        lead = message(f"{out['palace']} is damaged: {plural(n, 'problem')} found. Repair… keeps "
                        "what verifies and moves damaged files aside.", "error",
                        "check-summary")
     rows = [("damaged" if not f["ok"] else "ok", f["file"], ROLES.get(f["role"], f["role"]),
@@ -148,7 +148,7 @@ def repair_html(out: dict[str, Any]) -> str:
         lost.append(f"record{'s' if many else ''} {_seqs(rep['missing'])} (no file held "
                     f"{'them' if many else 'it'} any more)")
     if rep.get("keys_dropped"):
-        lost.append(f"{rep['keys_dropped']} signing key(s) that did not verify")
+        lost.append(f"{plural(rep['keys_dropped'], 'signing key')} that did not verify")
     if lost:
         parts.append(message("Lost: " + "; ".join(lost) + ".", "error", "repair-lost"))
     if rep.get("damage"):
@@ -326,6 +326,11 @@ class FilesView:
 
     async def _new(self, _event: Any = None) -> None:
         name = self.new_name.value.strip()
+        if not name:  # said in words, not the schema's "name is empty"
+            self.palace_note.object = message(
+                "Type a name for the new palace in “New palace name” first.", "error",
+                "palace-note")
+            return
         try:
             await self.ctx.library_call("new_palace", {"name": name})
         except PalazzoError as err:
@@ -337,6 +342,18 @@ class FilesView:
 
     async def _delete(self, _event: Any = None) -> None:
         name = self.palaces.value
+        if not name:
+            self.palace_note.object = message("Choose the palace to delete in “Palaces” "
+                                              "first.", "error", "palace-note")
+            return
+        if self.confirm.value != name:  # the schema's "Confirm is empty", in words
+            said = ("To delete it, type" if not self.confirm.value.strip() else
+                    f"“{self.confirm.value}” is not its name: type")
+            self.palace_note.object = message(
+                f"{name} is not deleted. {said} the palace's name, {name}, exactly, in "
+                "“Type the palace's name to delete it”, then press Delete palace.", "error",
+                "palace-note")
+            return
         try:
             await self.ctx.library_call(
                 "delete_palace", {"name": name or "", "confirm": self.confirm.value})

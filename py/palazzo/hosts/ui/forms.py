@@ -10,6 +10,7 @@ it runs (a date that is not a date, an entity that does not exist) go under thei
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +38,19 @@ def typed(widget: Any) -> str:
     return (widget.value_input or "").strip()
 
 
+# The schema checker's sentences for a field left blank ("Confirm is empty: it needs at least
+# 1 character.", "Entity is missing: it is required."): a person is told what to do instead.
+BLANK = re.compile(r".+ is (empty: it needs at least 1 (character|item)|missing: it is "
+                   r"required)\.")
+
+
+def in_words(text: str, widget: Any) -> str:
+    """Return ``text`` (an error about ``widget``'s value) as what to do: a blank field's
+    schema sentence becomes "Fill in “<the field's label>”."; other sentences stay."""
+    label = getattr(widget, "name", "") or ""
+    return f"Fill in “{label}”." if label and BLANK.fullmatch(text) else text
+
+
 class Field:
     """A widget and the pane under it that shows the widget's error as a sentence."""
 
@@ -51,7 +65,8 @@ class Field:
 
     def show(self, text: str | None) -> None:
         """Show ``text`` as this field's error, or clear it (None)."""
-        self.error.object = "" if text is None else message(text, "error", self.testid)
+        self.error.object = ("" if text is None else
+                             message(in_words(text, self.widget), "error", self.testid))
 
 
 class Form:

@@ -36,6 +36,24 @@ def fact_text(f: dict[str, Any]) -> str:
     return f'{f["subject"]} {_words(f["predicate"])} {f["object"]}{since}'
 
 
+def about_text(stats: dict[str, Any]) -> str:
+    """Return, in plain words, what the knowledge graph holds and how it was found, from the
+    ``kg_stats`` answer: entities and facts, how many facts were read from the text (the
+    extractor's observations) and by what."""
+    n, facts = stats["entities"], stats["triples"]
+    read = stats["statement_types"].get("observation", 0)
+    line = f"{n:,} entit{'y' if n == 1 else 'ies'} and {facts:,} fact{'' if facts == 1 else 's'}. "
+    if read:
+        line += (f"{read:,} {'fact was' if read == 1 else 'facts were'} read from your own words "
+                 "(your turns and notes, never the assistant's answers) by fixed rules, not a "
+                 "model")
+        if facts - read:
+            line += f"; {facts - read:,} added by hand or imported"
+        line += ". "
+    return (line + "Entities are the names, aliases and code names the text mentions. The "
+            "rules read English statements: other languages give entities but few facts.")
+
+
 def match_label(e: dict[str, Any]) -> str:
     """Return how a found entity is listed: its name, the alias that matched, its facts."""
     alias = f" (alias {e['alias']})" if e["alias"] else ""
@@ -93,6 +111,7 @@ class KnowledgeView:
         self.facts = html_pane("kg-facts")
         self.timeline = html_pane("kg-timeline")
         self.note = html_pane("kg-note")
+        self.about = html_pane("kg-about")  # what the graph holds and how it was found
         # -- the neighbourhood graph: fixed ranges, so an empty drawing never asks BokehJS
         # to fit a range to no data ("could not set initial ranges").
         self.nodes = ColumnDataSource({"x": [], "y": [], "label": [], "colour": []})
@@ -159,6 +178,7 @@ class KnowledgeView:
         self.undo.on_click(lambda _e: self.undo_end())
         self.add.on_click(lambda _e: self._add())
         self.view = pn.Column(
+            self.about,
             pn.Row(self.find.fields["entity"].view, self.find.fields["as_of"].view, self.look,
                    sizing_mode="stretch_width"),
             self.found, self.matches, self.note, self.facts, self.graph, self.timeline,
@@ -176,7 +196,10 @@ class KnowledgeView:
 
     # -- finding ----------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Reload contradictions, the matches of the search box and the opened entity."""
+        """Reload the summary line, contradictions, the matches of the search box and the
+        opened entity."""
+        self.about.object = message(about_text(self.ctx.call("kg_stats", {})), "info",
+                                    "kg-about")
         found = self.ctx.call("kg_contradictions", {"limit": 50})["contradictions"]
         rows = [(c["subject"], _words(c["predicate"]), ", ".join(c["objects"]),
                  c["overlap_from"] or "–", c["overlap_to"] or "–") for c in found]

@@ -36,7 +36,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from palazzo.hosts.ui import maplayout
-from palazzo.hosts.ui.common import Context, esc, html_pane, message, soon
+from palazzo.hosts.ui.common import Context, esc, html_pane, message, plural, soon, verb
 from palazzo.hosts.ui.communities import (
     OTHER,
     Communities,
@@ -47,13 +47,17 @@ from palazzo.hosts.ui.communities import (
 from palazzo.hosts.ui.hits import source_short
 
 KINDS = ("exploration", "exploitation", "traversal", "recency", "success")
+# What each kind means and what leaves it (heat from use: palazzo.ops.pheromone).
 MEANING = {
-    "exploration": "how much the room's drawers have been searched already (explored with "
-                   "little found)",
-    "exploitation": "how valuable the room's drawers proved when they were used",
-    "traversal": "how often paths through the room were walked",
-    "recency": "how recently paths through the room were walked",
-    "success": "how often paths through the room led to a result",
+    "exploration": "how much the room's drawers have been searched already (each search "
+                   "adds to the drawers it shows; explored with little found)",
+    "exploitation": "how valuable the room's drawers proved when they were used (opened, "
+                    "copied or marked Helpful)",
+    "traversal": "how often links through the room were walked (a nearby drawer opened "
+                 "from another, navigation that reinforces its path, the agents)",
+    "recency": "how recently links through the room were walked",
+    "success": "how often links through the room led to a result (a drawer opened, copied "
+               "or marked Helpful after walking them)",
 }
 BUNDLE_COLOURS = {"HALL": "#9aa5b1", "TUNNEL": "#3b6ea5"}
 COLD, HOT = (255, 244, 214), (178, 24, 43)
@@ -137,6 +141,7 @@ class PalaceMap:
                               pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                               self.groups, self.drawers, sizing_mode="stretch_width")
         ctx.on_refresh(self.refresh)
+        ctx.on_heat(self.reheat)
         self.refresh()
 
     def _figure(self) -> Any:
@@ -252,6 +257,19 @@ class PalaceMap:
         else:
             self.show_communities()
 
+    def reheat(self, rooms: list[dict[str, Any]]) -> None:
+        """Take the rooms of a new ``pheromone_heat`` answer (after a search or an opened
+        drawer deposited pheromones: ``Context.heated``) and recolour the dots when the map
+        shows heat; the layout stays (a room that came or went lays the map out again).
+        Cost: O(rooms), no operation called unless the rooms changed."""
+        if [(r["wing"], r["room"]) for r in rooms] != [(r["wing"], r["room"])
+                                                        for r in self._heat]:
+            self.refresh()
+            return
+        self._heat = rooms
+        if self.colour_by.value == "heat":
+            self.show_heat()
+
     def _frame(self, lay: maplayout.Layout, labels: maplayout.Labels) -> None:
         """Set the frame glyph to the layout's box grown to hold every label (as planned at
         the smallest map: on a bigger one labels take less room) and a margin."""
@@ -356,9 +374,10 @@ class PalaceMap:
         self.legend.object = (
             f'<p class="pz-map-legend-text" data-testid="map-legend">Colour: <b>community</b>'
             f', the group of drawers about one thing that holds most of the room\'s drawers '
-            f'(found from their meaning and the entities they share); {found["total"]} '
-            f'communit{"y" if found["total"] == 1 else "ies"} over {found["drawers"]} '
-            'drawers. Grey: a smaller community. Hover a dot for its community.</p>')
+            f'(found from their meaning and the entities they share); '
+            f'{plural(found["total"], "community", "communities")} over '
+            f'{plural(found["drawers"], "drawer")}. Grey: a smaller community. Hover a dot '
+            'for its community.</p>')
         self.groups.object = "<h3>Communities</h3>" + legend_html(found)
         return found
 
@@ -377,9 +396,10 @@ class PalaceMap:
         self.legend.object = (
             f'<p class="pz-map-legend-text" data-testid="map-legend">Colour: '
             f'<b>{esc(kind)}</b> heat, {esc(MEANING[kind])}: pale is none, dark red the '
-            f'most ({top:.3g}); {hot} of {len(values)} rooms have some. A dot\'s size is '
-            'its number of drawers; a line joins two wings that halls or tunnels connect '
-            '(thicker: more of them). Hover a dot for its name, tap it for its drawers.</p>')
+            f'most ({top:.3g}); {hot} of {plural(len(values), "room")} '
+            f'{verb(hot, "has", "have")} some. A dot\'s size is its number of drawers; a '
+            'line joins two wings that halls or tunnels connect (thicker: more of them). '
+            'Hover a dot for its name, tap it for its drawers.</p>')
 
     # -- path and room --------------------------------------------------------------------------
 
@@ -479,7 +499,7 @@ class PalaceMap:
         note = ('<p class="pz-msg" data-testid="room-focus">The drawer you came from is '
                 'marked ▶ below.</p>' if mark is not None else "")
         self.drawers.object = (f'<h3 data-testid="room-title">{esc(wing)} / {esc(room)} '
-                               f'({found["total"]} drawers)</h3>' + note
+                               f'({plural(found["total"], "drawer")})</h3>' + note
                                + room_table(listed, mark))
 
 

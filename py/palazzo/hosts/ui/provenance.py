@@ -74,7 +74,7 @@ class ProvenanceView:
         self.atlas_busy = False
         self.conversation.param.watch(lambda _e: self._turns(), "value")
         self.scope.param.watch(lambda _e: self.atlas_form.check(), "value")
-        self.make.on_click(lambda _e: self.make_slice())
+        self.make.on_click(self._slice_clicked)
         self.verify.on_click(lambda _e: self.check())
         self.run_atlas.on_click(self._atlas_clicked)
         self.view = pn.Column(
@@ -135,6 +135,22 @@ class ProvenanceView:
             raise ValidationError("The token is empty: paste the slice's token.",
                                   field="bundle")
         return {"bundle": {**self.bundle, "token": typed(self.token)}}
+
+    async def _slice_clicked(self, _event: Any = None) -> None:
+        """Say the slice is being made (it can take a minute on a long conversation: the
+        button stays disabled meanwhile), give the page a moment to draw that, then make it."""
+        if self.slice_form.busy or self.slice_form.check(show_all=True) is None:
+            return
+        self.slice_form.busy = self.make.disabled = True
+        self.slice.object = message("Making the slice: reading the conversation around the "
+                                    "turn and signing what is kept…", "info", "prov-busy")
+        try:
+            await asyncio.sleep(YIELD_S)
+            if self.make_slice() is None and "prov-busy" in self.slice.object:
+                self.slice.object = ""  # the error shows under its field
+        finally:
+            self.slice_form.busy = False
+            self.slice_form.check()
 
     def make_slice(self) -> dict[str, Any] | None:
         """Slice around the chosen turn with the chosen policy (within the budget, with the

@@ -7,16 +7,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from palazzo.hosts.ui.common import Context, esc, html_pane
+from palazzo.hosts.ui.common import Context, esc, html_pane, plural
 
 # How the status line names the storage backends (persist.storage's root kinds).
 KEPT = {"opfs": "saved in this browser", "indexeddb": "saved in this browser",
         "directory": "saved on disk", "memory": "kept in memory only (not saved)"}
-
-
-def plural(n: int, one: str, many: str | None = None) -> str:
-    """Return ``n`` with thousands separators and the noun in the right number."""
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
 def search_words(status: dict[str, Any], model_coming: bool, rate: str | None = None) -> str:
@@ -64,7 +59,8 @@ def status_html(status: dict[str, Any], storage: dict[str, Any] | None,
     detail = [f'{plural(status["entities"], "entity", "entities")} in the knowledge graph',
               f'embedder: {emb.get("name") or "none yet"}'
               + (f' on {emb["runtime"]}' if emb.get("runtime") else "")
-              + f' ({status.get("embedded", 0):,}/{status["drawers"]:,} drawers embedded)']
+              + f' ({status.get("embedded", 0):,}/{plural(status["drawers"], "drawer")} '
+              'embedded)']
     warnings = []
     if storage is not None:
         st = storage.get("status") or {}
