@@ -47,7 +47,8 @@ OK_OUTCOMES = {"passed", "xfailed"}
 EXCLUDE = dict.fromkeys(
     ("hosts/test_ui.py", "hosts/test_ui_knowledge.py", "hosts/test_ui_map.py",
      "hosts/test_ui_search.py", "hosts/test_ui_shell.py", "hosts/test_ui_act.py",
-     "hosts/test_ui_damage.py"),
+     "hosts/test_ui_damage.py", "hosts/test_ui_heat_use.py", "hosts/test_ui_sources.py",
+     "hosts/test_ui_words.py"),
     "builds the Panel app with Panel's server-side rendering; Panel is not loaded here "
     "(tests/browser/test_ui*.py cover the app in the real worker)")
 EXCLUDE.update(dict.fromkeys(

@@ -36,6 +36,7 @@ import base64
 import json
 import math
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -178,6 +179,13 @@ def _export_chunks(s, rows: list[int], dtype: type) -> dict[str, Any] | None:
     if kinds.any():  # one digit a chunk: 0 a window, 1/2 an event sentence (core.columns)
         out["kinds"] = "".join(map(str, kinds.tolist()))
     return out
+
+
+def export_filename(palace: str, when: float | None = None) -> str:
+    """Return the download name of palace ``palace``'s export: ``<palace>-<YYYY-MM-DD>.json``
+    (local date), so exports of several palaces and days never overwrite each other."""
+    day = time.strftime("%Y-%m-%d", time.localtime(time.time() if when is None else when))
+    return f"{palace}-{day}.json"
 
 
 def export_jsonl(palace) -> str:

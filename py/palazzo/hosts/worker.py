@@ -523,7 +523,7 @@ def export_begin(bridge: Bridge, vectors: str = "float16") -> str:
     way held five copies of it in the tab at once). Cost: one ``export`` operation (the
     document as Python objects), then the text a piece at a time."""
     from palazzo.core.jsontext import chunks
-    from palazzo.hosts.ui.files import export_filename
+    from palazzo.formats.palacefile import export_filename
 
     def begin() -> dict[str, Any]:
         doc = bridge.call("export", {"vectors": vectors})["document"]

@@ -28,6 +28,7 @@ BARE = re.compile(r"(\{[^{}]*(len\(|count|total|drawers|wings|rooms|cycles|visit
                   r"problems|communities)\b|\w\(s\)")
 
 
+@pytest.mark.cpython_only  # it reads palazzo's source tree, which Pyodide's run has not
 @pytest.mark.parametrize("path", sorted(
     [*(ROOT / "py/palazzo/hosts/ui").glob("*.py"), ROOT / "py/palazzo/hosts/importing.py",
      *(ROOT / "web").glob("*.js")]), ids=lambda p: p.name)
@@ -38,6 +39,7 @@ def test_no_sentence_counts_with_a_fixed_plural(path):
     assert not bad, "count sentences must use plural()/verb():\n" + "\n".join(bad)
 
 
+@pytest.mark.cpython_only  # builds the Panel app, which the Pyodide engine run does not load
 def test_the_interface_says_one_drawer_one_wing_one_room():
     pytest.importorskip("panel")
     from palazzo import Palace

@@ -14,25 +14,18 @@ batches (:mod:`palazzo.hosts.importing`); this view only offers the button that 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import panel as pn
 
 from palazzo.errors import PalazzoError
+from palazzo.formats.palacefile import export_filename
 from palazzo.hosts.ui.common import Context, esc, html_pane, message, plural, table, verb
 
 IMPORT_BUTTON = ('<p class="pz-import-lead">Drop files or a folder anywhere on the page, or '
                  '<button type="button" class="pz-import-open" data-action="import">choose '
                  'what to import…</button> Notes, chat exports, OpenCode and MemPalace '
                  'palaces, palace files.</p>')
-
-
-def export_filename(palace: str, when: float | None = None) -> str:
-    """Return the download name of palace ``palace``'s export: ``<palace>-<YYYY-MM-DD>.json``
-    (local date), so exports of several palaces and days never overwrite each other."""
-    day = time.strftime("%Y-%m-%d", time.localtime(time.time() if when is None else when))
-    return f"{palace}-{day}.json"
 
 
 # What a file is for, in words (roles from ``check_palace``).
