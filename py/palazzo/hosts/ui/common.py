@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -59,10 +60,14 @@ BUSY_S = 0.01  # a real timer: the busy state's patch reaches the page before th
 
 def soon(fn: Callable[[], Any]) -> None:
     """Run ``fn`` after the page had a moment to draw what was just changed (a busy line);
-    at once where no event loop runs (CPython tests, scripts). Returns None."""
+    at once outside the browser's worker (CPython tests, scripts: a loop another library
+    keeps running there, Playwright's in a test session, would never run the task).
+    Returns None."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
+        loop = None
+    if loop is None or sys.platform != "emscripten":
         fn()
         return
 
