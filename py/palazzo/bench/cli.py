@@ -207,6 +207,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     jr.add_argument("--size", type=int, default=20_000)
     jr.add_argument("--records", type=int, default=200)
     jr.add_argument("--out", default="bench-results/journal.json")
+    ci = add("chat-import", _chat_import, "a generated heavy user's chat export through "
+             "palazzo import-chats: keyword-searchable and embedded seconds, CPU, vectors "
+             "made, and what a kill during embedding loses")
+    ci.add_argument("--messages", type=int, default=2688)
+    ci.add_argument("--seed", type=int, default=0)
+    ci.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
+    ci.add_argument("--kill-at", type=float, default=None, help="also kill a second import "
+                    "this many seconds into its embedding, then finish it with reindex")
+    ci.add_argument("--workdir", default=None)
+    ci.add_argument("--keep", action="store_true")
+    ci.add_argument("--out", required=True)
     ex = add("extraction", _extraction, "entity and fact extraction: precision/recall/F1 on "
              "a hand-labelled set, characters/s on the long-conversation set")
     ex.add_argument("--data", default="tests/palazzo/data/extraction_labelled.json")
@@ -214,6 +225,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "(default: tests/palazzo/data/longconv_dev.json)")
     ex.add_argument("--repeat", type=int, default=3, help="timed passes; the best counts")
     ex.add_argument("--out", required=True)
+    lg = add("languages", _languages, "non-English queries on a palace of real "
+             "mixed-language text (the UDHR in eight languages): hit@1, R@5, MRR per "
+             "language, BM25 alone vs the default search")
+    lg.add_argument("--data", default=None, help="the set (default: "
+                    "tests/palazzo/data/mixed_language.json)")
+    lg.add_argument("--embedder", default="minilm", choices=EMBEDDERS)
+    lg.add_argument("--languages", help="comma-separated, e.g. ko,ja,de (default: all)")
+    lg.add_argument("--per-language", type=int, help="the first N queries of each language")
+    lg.add_argument("--out", required=True)
+    lg.add_argument("--progress", action="store_true")
     at = add("atlas", _atlas, "the provenance atlas on a generated history of N messages: "
              "batch vs one-by-one slicing, overlap, bridges, betweenness, budgeted slices")
     at.add_argument("--messages", type=int, default=3000)
@@ -514,6 +535,18 @@ def _atlas(args: argparse.Namespace, make_embedder: MakeEmbedder,
     return 0
 
 
+def _chat_import(args: argparse.Namespace, make_embedder: MakeEmbedder,
+                 progress: MakeProgress) -> int:
+    from palazzo.bench import chatimport
+
+    result = chatimport.run(args.messages, args.embedder, seed=args.seed, kill_at=args.kill_at,
+                            workdir=Path(args.workdir) if args.workdir else None,
+                            keep=args.keep)
+    _write(args.out, result)
+    print(chatimport.table(result))
+    return 0 if result["import"]["exit"] == 0 else 1
+
+
 def _extraction(args: argparse.Namespace, make_embedder: MakeEmbedder,
                 progress: MakeProgress) -> int:
     from palazzo.bench import extraction
@@ -522,6 +555,20 @@ def _extraction(args: argparse.Namespace, make_embedder: MakeEmbedder,
                             if args.speed_data else extraction.SPEED_DATA, repeat=args.repeat)
     _write(args.out, result)
     print(extraction.table(result))
+    return 0
+
+
+def _languages(args: argparse.Namespace, make_embedder: MakeEmbedder,
+               progress: MakeProgress) -> int:
+    from palazzo.bench import languages
+
+    result = languages.run(
+        Path(args.data) if args.data else languages.DATA, make_embedder(args.embedder),
+        languages=[x.strip() for x in args.languages.split(",") if x.strip()]
+        if args.languages else None, per_language=args.per_language,
+        progress=progress("queries", args.progress))
+    _write(args.out, result)
+    print(languages.table(result))
     return 0
 
 

@@ -52,6 +52,9 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
         # and of the drawers' dated sentences (memory.events), which are counted apart too
         "chunk_vectors": len(store.chunks),
         "event_sentences": store.chunks.event_count(),
+        # drawers written in a script the embedder does not read (Korean for English
+        # MiniLM): their words rank them, not their vectors; None when it reads every script
+        "unread": scripts.unread(palace),
         "embedder": None if emb is None else {
             "name": emb.name, "dim": emb.dim, "fingerprint": emb.fingerprint,
             # what computes the vectors ("ONNX Runtime, wasm, 1 thread", "NumPy"), if known

@@ -33,6 +33,17 @@ def test_status_says_in_words_what_search_can_do():
     assert search_words(status(drawers=0, embedded=0), False) == "semantic search ready"
 
 
+def test_status_says_which_drawers_semantic_search_does_not_read():
+    html = status_html(status(unread={"drawers": 1234, "script": "latin"}), None)
+    head = html.partition("<details")[0]
+    assert ("semantic search reads English only: 1,234 drawers in other scripts are found "
+            "by their words") in head
+    one = status_html(status(unread={"drawers": 1, "script": "latin"}), None)
+    assert "1 drawer in other scripts is found by its words" in one
+    for none in (None, {"drawers": 0, "script": "latin"}):
+        assert "status-unread" not in status_html(status(unread=none), None)
+
+
 def test_status_gives_the_embedding_rate_and_what_computes_the_vectors():
     assert search_words(status(embedded=5), False, "12.5 drawers/s, about 2 s left") == (
         "semantic search: embedding 5 of 23 · 12.5 drawers/s, about 2 s left")

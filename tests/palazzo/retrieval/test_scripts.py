@@ -73,3 +73,24 @@ def test_a_drawer_without_a_vector_keeps_the_place_its_words_give_it():
     full = call(embedded, "search", {"query": "lighthouse lamp logbook", "enrich": 1})
     assert full["results"][0]["drawer_id"] == again
     assert np.isclose(full["results"][0]["score"], hits[0]["score"])  # its own place, no more
+
+
+def test_the_status_counts_the_drawers_the_embedder_does_not_read():
+    palace = _palace(EnglishOnly())
+    palace.add_drawer("notes", "en", "A plain English note about the garden.")
+    status = call(palace, "palace_status", {})
+    # the tax drawer is Korean; the 30 "GitHub 업로드" drawers are mostly Latin letters
+    assert status["unread"] == {"drawers": 1, "script": "latin"}
+    kr = palace.add_drawer("notes", "kr", "오늘은 정원에 토마토를 심었다.")[0]
+    assert call(palace, "palace_status", {})["unread"]["drawers"] == 2
+    palace.update_drawer(kr, content="Today I planted tomatoes in the garden.")
+    assert call(palace, "palace_status", {})["unread"]["drawers"] == 1
+    palace.delete_drawer(_id_in(palace, "tax"))
+    assert call(palace, "palace_status", {})["unread"]["drawers"] == 0
+    # an embedder that reads every script: nothing to say
+    assert call(_palace(HashEmbedder()), "palace_status", {})["unread"] is None
+
+
+def _id_in(palace, room):
+    s = palace.drawers
+    return next(s.ids[r] for r in s.live_rows().tolist() if s.room[r] == room)

@@ -405,14 +405,19 @@ class SearchView:
         self.shown = worth_showing(out["results"])
         self._fill_cards(self.shown, q)
         self.summary.object = self._summary(q, len(self.shown),
-                                            "wing" in args or "community" in args)
+                                            "wing" in args or "community" in args,
+                                            by_words=bool(out.get("by_words")))
         return self.shown
 
     @staticmethod
-    def _summary(q: str, n: int, filtered: bool) -> str:
+    def _summary(q: str, n: int, filtered: bool, by_words: bool = False) -> str:
+        # A query in a script the language model does not read (Korean for English MiniLM)
+        # is ranked by its words alone: say so, or the person wonders where meaning went.
+        words = (" Ranked by its words: semantic search reads English only."
+                 if by_words else "")
         if n:
-            return message(f'{plural(n, "drawer")} {verb(n, "matches", "match")} “{q}”.', "info",
-                           "search-summary")
+            return message(f'{plural(n, "drawer")} {verb(n, "matches", "match")} “{q}”.{words}',
+                           "info", "search-summary")
         tip = ("Try other words, or choose (all) wings and communities." if filtered
                else "Try other words, fewer words, or words the drawer itself uses.")
         return message(f"No drawer matches “{q}”. {tip}", "info", "search-empty")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from palazzo.hosts.ui.common import Context, esc, html_pane, plural
+from palazzo.hosts.ui.common import Context, esc, html_pane, plural, verb
 
 # How the status line names the storage backends (persist.storage's root kinds).
 KEPT = {"opfs": "saved in this browser", "indexeddb": "saved in this browser",
@@ -29,6 +29,15 @@ def search_words(status: dict[str, Any], model_coming: bool, rate: str | None = 
         return f"{kind} search ready"
     line = f"{kind} search: embedding {embedded:,} of {drawers:,}"
     return f"{line} · {rate}" if rate else f"{line}…"
+
+
+def unread_words(unread: dict[str, Any]) -> str:
+    """Return the status line's part for drawers in a script the language model does not
+    read (``palace_status``'s ``unread``, with some drawers): "semantic search reads English
+    only: 1,234 drawers in other scripts are found by their words". Plain text."""
+    n = unread["drawers"]
+    return (f"semantic search reads English only: {plural(n, 'drawer')} in other scripts "
+            f"{verb(n, 'is', 'are')} found by {verb(n, 'its', 'their')} words")
 
 
 def damaged_words(st: dict[str, Any]) -> str:
@@ -56,6 +65,9 @@ def status_html(status: dict[str, Any], storage: dict[str, Any] | None,
         f'<span data-testid="status-search">'
         f'{esc(search_words(status, model_coming, rate))}</span>',
     ]
+    unread = status.get("unread") or {}
+    if unread.get("drawers"):
+        parts.append(f'<span data-testid="status-unread">{esc(unread_words(unread))}</span>')
     detail = [f'{plural(status["entities"], "entity", "entities")} in the knowledge graph',
               f'embedder: {emb.get("name") or "none yet"}'
               + (f' on {emb["runtime"]}' if emb.get("runtime") else "")
