@@ -38,7 +38,9 @@ from palazzo.memory.kg import DEFAULT_ALIASES, normalise_entity
 
 # The further item sets a labelled file may hold ("<name>_items"), with their table titles.
 EXTRA_SETS = {"b": "real sample B (development)", "c": "real sample C (development)",
-              "test": "real test sample (labelled after the last change, run once)",
+              "test": "real test sample (run once after round 3; development since round 4)",
+              "test2": "real test sample 2 (held out: labelled before round 4, run once after "
+                       "it)",
               "written": "written (not real) non-English turns"}
 SPEED_DATA = Path(__file__).resolve().parents[3] / "tests/palazzo/data/longconv_dev.json"
 _LEAD = re.compile(r"^(?:(?:a|an|the|my|our|his|her|their|your)\s+)+", re.IGNORECASE)
@@ -203,8 +205,8 @@ def run(path: Path | str, speed_data: Path | str | None = SPEED_DATA,
         "labelled_facts": sum(len(i["facts"]) for i in items)}
     result.update(score(items))
     result["noise"] = noise(items)
-    # Further sets of the same file, scored apart and never pooled: a held-out sample, and
-    # written (not real) non-English turns.
+    # Further sets of the same file, scored apart and never pooled: more real samples (the
+    # held-out test2 among them), and written (not real) non-English turns.
     for name in EXTRA_SETS:
         more = data.get(f"{name}_items")
         if more:

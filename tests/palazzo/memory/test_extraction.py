@@ -294,6 +294,50 @@ def test_real_chat_facts_hold_their_boundaries():
         ("user", "took", "my kids", "event")}
 
 
+def test_an_event_object_ends_before_an_adverb_of_company_or_manner():
+    # "together", "alone", "ourselves" say how or with whom, not what (round 4, test sample)
+    assert facts("My friends and I went to a concert together last month.") == {
+        ("user", "went_to", "a concert", "event")}
+    assert facts("We baked some bread together yesterday!") == {
+        ("user", "baked", "some bread", "event")}
+    assert facts("I went to the lake alone last weekend.") == {
+        ("user", "went_to", "the lake", "event")}
+    assert facts("We painted the fence ourselves last weekend.") == {
+        ("user", "painted", "the fence", "event")}
+    assert facts("We love painting together lately.") == {  # a taste keeps its "together"
+        ("user", "loves", "painting together", "preference")}
+
+
+def test_took_someone_to_do_something_is_the_people_taken():
+    assert facts("I took my fam camping in the mountains last week.") == {
+        ("user", "took", "my fam", "event")}
+    assert facts("Yesterday I took the kids fishing at the lake.") == {
+        ("user", "took", "the kids", "event")}
+    assert facts("Last weekend we took our dog for a long walk.") == {
+        ("user", "took", "our dog", "event")}
+    # a thing taken keeps its words
+    assert facts("I took my driving test last week.") == {
+        ("user", "took", "my driving test", "event")}
+    assert facts("Last week I took my daughter's wedding photos.") == {
+        ("user", "took", "my daughter's wedding photos", "event")}
+
+
+def test_liking_the_thing_at_hand_is_a_reaction_not_a_taste():
+    assert facts("Wow, that's gorgeous! I love the bold colors.") == set()
+    assert facts("I like the self-care theme, so calming.") == set()
+    assert facts("I love the sea in the picture.") == set()
+    # a kind of place or weather said with "the" is a taste; so is any "prefer"
+    assert facts("I love the outdoors.") == {("user", "loves", "the outdoors", "preference")}
+    assert facts("I prefer the train.") == {("user", "prefers", "the train", "preference")}
+
+
+def test_an_object_ends_before_a_second_verb_phrase():
+    assert facts("I'm passionate about protecting the environment and would like to study "
+                 "abroad.") == {("user", "likes", "protecting the environment", "preference")}
+    assert facts("I love hiking and can go most weekends.") == {
+        ("user", "loves", "hiking", "preference")}
+
+
 def test_real_chat_promises_idioms_and_capitals_give_no_fact():
     for text in ("We'll make some awesome memories!", "I'll get the video to you soon!",
                  "I'll try my best.", "We'll get through this!", "Max and I had a blast last "
@@ -314,18 +358,24 @@ def test_the_real_set_keeps_its_labels_and_provenance():
     for name, digest in data["labels_sha256"].items():
         text = json.dumps(data[name], ensure_ascii=False, sort_keys=True)
         assert hashlib.sha256(text.encode()).hexdigest() == digest, name
-    assert [len(data[k]) for k in ("items", "b_items", "c_items", "test_items")] == [
-        146, 145, 145, 145]
+    assert set(data["labels_sha256"]) == {"items", "b_items", "c_items", "test_items",
+                                          "test2_items"}
+    assert [len(data[k]) for k in ("items", "b_items", "c_items", "test_items",
+                                   "test2_items")] == [146, 145, 145, 145, 146]
     assert "NOT real" in data["written_items_note"] and len(data["written_items"]) == 35
 
 
 def test_bench_scores_the_real_set_and_counts_noise():
     result = bench.run(REAL, speed_data=None)
-    assert set(result) >= {"entities", "facts", "noise", "b", "c", "test", "written"}
-    # Floors below what was measured (2026-12-06): test sample facts P 0.75, entities P 0.99;
-    # the written Korean/mixed set has no particle, fragment or pronoun noise left.
+    assert set(result) >= {"entities", "facts", "noise", "b", "c", "test", "test2", "written"}
+    assert result["test2"]["items"] == 146  # the held-out sample is scored as its own row
+    # Floors below what was measured (2026-12-06): test sample facts P 0.75 when run once
+    # (1.00 after round 4, fitted to it), held-out test2 facts P 0.57, entities P 0.98; the
+    # written Korean/mixed set has no particle, fragment or pronoun noise left.
     assert result["test"]["facts"]["all"]["precision"] >= 0.6
     assert result["test"]["entities"]["all"]["precision"] >= 0.9
+    assert result["test2"]["facts"]["all"]["precision"] >= 0.45
+    assert result["test2"]["entities"]["all"]["precision"] >= 0.9
     for name in ("noise",):
         assert result[name]["particle"] == result[name]["fragment"] == 0
     noise = result["written"]["noise"]
