@@ -42,6 +42,7 @@ from palazzo.memory.extraction import extract, sure_mentions
 from palazzo.memory.kg import KnowledgeGraph, entity_id
 from palazzo.memory.summary import Summaries
 from palazzo.provenance.kernel import Provenance
+from palazzo.retrieval import scripts
 from palazzo.retrieval.bm25 import BM25Index
 from palazzo.stigmergy.tunnels import TunnelProposals
 
@@ -126,6 +127,8 @@ class Palace:
         self.similar_threshold = similar_threshold
         self.similar_limit = similar_limit
         self.chunk_size = chunk_size
+        # (turns' dict and count, the ids of assistant turns' drawers): see answers()
+        self._answers: tuple[tuple[int, int], frozenset[str]] | None = None
         self.wings: dict[str, Wing] = {}
         self.rooms: dict[tuple[str, str], Room] = {}
         # add_room's index of the rooms by wing and by name (see _room_index).
@@ -589,11 +592,16 @@ class Palace:
         ``chunk_size`` characters) come before long ones (an assistant's long answers, long
         notes), and within each, the newest first (then by row). Why: a heavy user's export
         takes an hour to embed in a browser tab; in this order their own words are ready
-        within minutes. Cost: O(rows without a vector · log) plus, when some are turns, a
-        pass over the conversations' turns."""
+        within minutes. Drawers in a script the embedder does not read are not queued
+        (:class:`palazzo.retrieval.scripts.Unread`: their words rank them). Cost: O(rows
+        without a vector · log) plus, when some are turns, a pass over the conversations'
+        turns."""
         s = self.drawers
         rows = s.live_rows()
         rows = rows[~s.has_vector[rows]]
+        unread = scripts.unread_mask(self, rows)
+        if unread is not None:  # no model work on text the embedder does not read
+            rows = rows[~unread]
         if len(rows) < 2:
             return rows
         short = text_lengths(s.content, rows) <= (self.chunk_size or 0)
@@ -606,22 +614,42 @@ class Palace:
         created = s.columns["created_at"][rows]
         return rows[np.lexsort((rows, -created, ~short))]
 
-    def pieces(self, content: str) -> list[str]:
+    def pieces(self, content: str, answer: bool = False) -> list[str]:
         """Return the texts the vector side embeds for ``content``: the text itself, or its
         non-blank chunks when it is longer than ``chunk_size``, then its event sentences
-        (:mod:`palazzo.memory.events`). Cost: :meth:`parts`."""
-        return self.parts(content)[0]
+        (:mod:`palazzo.memory.events`); for an assistant's ``answer``, its opening window
+        alone. Cost: :meth:`parts`."""
+        return self.parts(content, answer)[0]
 
-    def parts(self, content: str) -> tuple[list[str], list[int]]:
+    def parts(self, content: str, answer: bool = False) -> tuple[list[str], list[int]]:
         """Return :meth:`pieces` and the chunk kind of each (``core.columns.WINDOW`` for the
-        windows, an event kind for the event sentences). Cost: O(len(content)) for the
-        windows, plus finding the event sentences (an extraction of each)."""
+        windows, an event kind for the event sentences).
+
+        An assistant's answer (``answer``) gets one vector, of its opening window: a long
+        answer's later windows (code, lists, the details of an explanation) were four in
+        five of a real export's vectors and most of its model time, for text that restates
+        what the person asked; its words stay searchable whole (BM25), and the events of a
+        person's life are in their own turns. Cost: O(len(content)) for the windows, plus
+        finding the event sentences (an extraction of each)."""
         if self.chunk_size is None or len(content) <= self.chunk_size:
             texts = [content]
         else:
             texts = [c for c in chunks(content, self.chunk_size) if c.strip()]
+        if answer:
+            return texts[:1], [WINDOW]
         events = event_sentences(content)
         return texts + [t for t, _ in events], [WINDOW] * len(texts) + [k for _, k in events]
+
+    def answers(self) -> frozenset[str]:
+        """Return the ids of the drawers that hold an assistant's turn of a conversation
+        (:meth:`parts` gives them one vector). Kept until the turns change in number. Cost:
+        one pass over the turns when they changed, else none."""
+        turns = self.conversations.turns
+        key = (id(turns), len(turns))
+        if self._answers is None or self._answers[0] != key:
+            self._answers = (key, frozenset(t.drawer_id for t in turns.values()
+                                            if t.role == "assistant"))
+        return self._answers[1]
 
     def _embed(self, rows: list[int]) -> int:
         """Embed the drawers at ``rows`` (all their chunks in one embedder call) and store
@@ -629,7 +657,19 @@ class Palace:
         the vectors are being computed elsewhere and some have not arrived. Cost: one
         ``embed`` over about 1.2× the rows' text (one a row when some have not arrived)."""
         assert self.embedder is not None
-        parts, kinds = zip(*(self.parts(self.drawers.content[r]) for r in rows), strict=True)
+        s = self.drawers
+        unread = scripts.unread_mask(self, np.asarray(rows, dtype=np.intp))
+        if unread is not None and unread.any():
+            # Text the embedder does not read gets no vector (and loses one it had): its
+            # words rank it (scripts.Unread).
+            for r in np.asarray(rows)[unread].tolist():
+                s.set_vector(r, np.zeros(s.dim, np.float32))
+            kept = [r for r, u in zip(rows, unread.tolist(), strict=True) if not u]
+            answered = self._embed(kept) if kept else 0
+            return len(rows) if answered == len(kept) else list(rows).index(kept[answered])
+        answers = self.answers()
+        parts, kinds = zip(*(self.parts(s.content[r], s.ids[r] in answers) for r in rows),
+                           strict=True)
         try:
             vectors = self.embedder.embed([p for ps in parts for p in ps])
         except VectorsPending:

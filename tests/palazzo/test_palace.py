@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from palazzo import call
@@ -250,3 +251,68 @@ def test_the_embedding_queue_puts_a_persons_own_and_short_words_first_newest_fir
     palace.set_embedder(HashEmbedder())
     step = call(palace, "reindex", {"limit": 2})
     assert step["tried"] == order[:2] and step["remaining"] == 4
+
+
+class _EnglishOnly(HashEmbedder):
+    """The hash embedder under MiniLM's name: what the palace knows of an embedder's
+    scripts comes from its name (retrieval.scripts.READS). Counts the texts it embeds."""
+
+    name = "minilm"
+
+    def __init__(self):
+        super().__init__()
+        self.texts = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_an_answer_gets_one_vector_of_its_opening_and_a_persons_turns_all_their_windows():
+    palace = Palace(clock=lambda: 0.0, chunk_size=120)
+    emb = _EnglishOnly()
+    long_question = "How do I prune roses in winter without hurting the buds? " * 6
+    long_answer = "Cut above an outward-facing bud at an angle, in dry weather. " * 12
+    call(palace, "import_conversation", {"conversation": "chat", "messages": [
+        {"role": "user", "content": long_question, "timestamp": 1_000.0},
+        {"role": "assistant", "content": long_answer, "timestamp": 1_001.0}]})
+    note, _ = palace.add_drawer("notes", "n", "A long note about the garden beds. " * 12)
+    palace.set_embedder(emb)
+    status = call(palace, "palace_status", {})
+    assert status["to_embed"] == 3 and status["to_embed_own"] == 1  # the question
+    call(palace, "reindex", {})
+    s = palace.drawers
+    answer = next(r for r in s.live_rows().tolist() if s.content[r] == long_answer.strip())
+    question = next(r for r in s.live_rows().tolist() if s.content[r].startswith("How do"))
+    assert s.has_vector[answer] and answer not in s.chunks.of_row  # one vector
+    assert palace.pieces(long_answer, answer=True) == palace.pieces(long_answer)[:1]
+    assert len(s.chunks.of_row[question]) > 1  # the person's own words: every window
+    assert len(s.chunks.of_row[palace.row(note)]) > 1  # a note: every window
+    answer_windows = palace.pieces(long_answer)
+    assert answer_windows[0] in emb.texts and answer_windows[1] not in emb.texts
+    status = call(palace, "palace_status", {})
+    assert status["to_embed"] == 0 and status["to_embed_own"] == 0
+
+
+def test_text_the_embedder_does_not_read_gets_no_vector_and_is_no_failure():
+    palace = Palace(clock=lambda: 0.0)
+    korean, _ = palace.add_drawer("chats", "tax", "금융소득 종합과세 기준은 연 2천만 원입니다.")
+    english, _ = palace.add_drawer("chats", "git", "The upload failed: the token expired.")
+    emb = _EnglishOnly()
+    palace.set_embedder(emb)
+    assert [palace.drawers.ids[int(r)] for r in palace.embedding_queue()] == [english]
+    status = call(palace, "palace_status", {})
+    assert status["to_embed"] == 1 and status["unread"] == {"drawers": 1, "script": "latin"}
+    out = call(palace, "reindex", {})
+    assert out["embedded"] == 1 and out["no_vector"]["count"] == 0
+    assert not palace.drawers.has_vector[palace.row(korean)]
+    assert all("금융" not in t for t in emb.texts)  # no model work on it
+    status = call(palace, "palace_status", {})
+    assert status["to_embed"] == 0 and status["embedded"] == 1
+    # with force, a vector it had (from an older palazzo) is taken away; still no failure
+    palace.drawers.set_vector(palace.row(korean), np.ones(palace.drawers.dim, np.float32))
+    out = call(palace, "reindex", {"force": True})
+    assert out["no_vector"]["count"] == 0 and not palace.drawers.has_vector[palace.row(korean)]
+    # the Korean drawer is still found by its words, first
+    hits = call(palace, "search", {"query": "금융소득 종합과세"})["results"]
+    assert hits[0]["drawer_id"] == korean

@@ -60,6 +60,9 @@ class OnnxMiniLM:
             self._fingerprint += f"-onnx-{hashlib.sha256(model).hexdigest()[:12]}"
         options = ort.SessionOptions()
         options.intra_op_num_threads = int(threads)
+        # Threads that wait for work sleep instead of spinning: the same wall time, about
+        # 6 % less CPU at 2 threads (580 texts: 15.1–15.9 vs 16.9 CPU-s, 8.2–8.6 vs 8.5 s).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         self._session = ort.InferenceSession(model, options,
                                              providers=["CPUExecutionProvider"])

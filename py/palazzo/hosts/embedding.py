@@ -27,7 +27,7 @@ class EmbeddingSteps:
 
     def __iter__(self) -> Iterator[tuple[int, int, str]]:
         status = self.call("palace_status", {})
-        missing = status["drawers"] - status["embedded"]
+        missing = status.get("to_embed", status["drawers"] - status["embedded"])
         if status["embedder"] is None or missing <= 0:
             return
         left = None

@@ -392,7 +392,7 @@ def _attach(bridge: Bridge, embedder: Any) -> dict[str, Any]:
     bridge.palace.set_embedder(embedder)
     status = bridge.call("palace_status")
     _refresh_status(bridge)
-    return {"missing": status["drawers"] - status["embedded"]}
+    return {"missing": status["to_embed"]}
 
 
 def embed_step(bridge: Bridge, limit: int = 16, seconds: float | None = None) -> dict[str, Any]:

@@ -55,6 +55,10 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
         # drawers written in a script the embedder does not read (Korean for English
         # MiniLM): their words rank them, not their vectors; None when it reads every script
         "unread": scripts.unread(palace),
+        # drawers still waiting for a vector they can get (what background embedding does)
+        "to_embed": _to_embed(palace),
+        # of them, a person's own turns of conversations (embedded first)
+        "to_embed_own": _to_embed(palace, own=True),
         "embedder": None if emb is None else {
             "name": emb.name, "dim": emb.dim, "fingerprint": emb.fingerprint,
             # what computes the vectors ("ONNX Runtime, wasm, 1 thread", "NumPy"), if known
@@ -67,6 +71,23 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
             "scipy": importlib.util.find_spec("scipy") is not None,
         },
     }
+
+
+def _to_embed(palace: Palace, own: bool = False) -> int:
+    """Return how many live drawers lack a vector their embedder can give them (those in a
+    script it does not read never get one); with ``own``, of those only a user's turns of a
+    conversation. Cost: O(live drawers), plus O(turns) with ``own``."""
+    s = palace.drawers
+    live = s.live_rows()
+    waiting = live[~s.has_vector[live]]
+    if own:
+        if not len(waiting):
+            return 0
+        users = {t.drawer_id for t in palace.conversations.turns.values() if t.role == "user"}
+        waiting = waiting[np.fromiter((s.ids[int(r)] in users for r in waiting), dtype=bool,
+                                      count=len(waiting))]
+    unread = scripts.unread_mask(palace, waiting)
+    return int(len(waiting) - (unread.sum() if unread is not None else 0))
 
 
 def _room_counts(palace: Palace) -> dict[tuple[str, str], int]:
@@ -388,6 +409,11 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
         rows = live
     else:
         rows = palace.embedding_queue() if "limit" in args else live[~s.has_vector[live]]
+    # Text the embedder does not read gets no vector and is no failure (scripts.Unread):
+    # left out here (with force, still handed over: a vector it had is taken away).
+    unread = scripts.unread_mask(palace, rows)
+    if unread is not None and not args.get("force", False):
+        rows = rows[~unread]
     todo = len(rows)
     step = args.get("limit", max(todo, 1))
     written, tried, failed = 0, 0, []
@@ -397,7 +423,10 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
         done = batch[:answered]
         got = s.has_vector[done]
         written += int(got.sum())
-        failed.extend(int(r) for r in done[~got])
+        missed = done[~got]
+        if unread is not None and len(missed):
+            missed = missed[~scripts.unread_mask(palace, missed)]
+        failed.extend(int(r) for r in missed)
         tried += answered
         if answered < len(batch):
             break  # the rest's vectors are still being computed elsewhere: a later step

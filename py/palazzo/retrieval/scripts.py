@@ -19,6 +19,8 @@ import re
 import weakref
 from typing import Any
 
+import numpy as np
+
 LATIN = "latin"
 # Embedders by name, and the script each reads well; absent: every script.
 READS = {"minilm": LATIN}
@@ -54,16 +56,19 @@ SAMPLE = 600  # characters of a drawer's opening read to tell its script
 
 
 class Unread:
-    """How many live drawers of a palace are written in a script its embedder does not read
-    (the status line says so: semantic search is English-only for them, and their own words
-    rank them).
+    """Which drawers of a palace are written in a script its embedder does not read.
+
+    Such drawers get no vector: MiniLM's vector of a Korean text says little about its
+    meaning and ranked unrelated drawers first, so embedding it is model work for nothing
+    (most of a mostly-Korean export's). Their words rank them (a drawer without a vector
+    keeps the place BM25 gives it: retrieval.search.unembedded_term), the embedding queue
+    leaves them out, and the status line says semantic search reads English only for them.
 
     Kept per palace (:func:`unread`) as drawer id → read or not: an id names a drawer's text
     (an edit gives a new id), so an answer stays right until the text changes. Why a cache:
     the status is asked after every change, and reading every drawer's letters each time
-    would cost ~1 s at 20k drawers. Cost: the first call reads :data:`SAMPLE` characters of
-    each drawer (a drawer's opening tells its script); later calls O(drawers) dict lookups,
-    plus the new drawers' openings."""
+    would cost ~1 s at 20k drawers. Cost: the first look at a drawer reads :data:`SAMPLE`
+    characters of it (a drawer's opening tells its script); later ones a dict lookup."""
 
     __slots__ = ("script", "seen")
 
@@ -71,34 +76,43 @@ class Unread:
         self.script = script
         self.seen: dict[str, bool] = {}
 
-    def count(self, palace: Any) -> int:
-        """Return how many live drawers of ``palace`` its embedder does not read."""
-        s = palace.drawers
+    def mask(self, store: Any, rows: np.ndarray) -> np.ndarray:
+        """Return, for ``rows`` of the drawer ``store``, whether each is NOT read."""
         seen = self.seen
-        if len(seen) > 2 * max(s.size, 1024):  # ids of drawers gone since: start again
+        if len(seen) > 2 * max(store.size, 1024):  # ids of drawers gone since: start again
             seen.clear()
-        missing = 0
-        for r in s.live_rows().tolist():
-            did = s.ids[r]
+        out = np.zeros(len(rows), dtype=bool)
+        for i, r in enumerate(rows.tolist()):
+            did = store.ids[r]
             read = seen.get(did)
             if read is None:
-                read = seen[did] = latin_share(s.content[r][:SAMPLE]) >= SHARE
-            missing += not read
-        return missing
+                read = seen[did] = latin_share(store.content[r][:SAMPLE]) >= SHARE
+            out[i] = not read
+        return out
 
 
 # Per palace, weakly: a palace switched away from is not kept alive by its count.
 _UNREAD: weakref.WeakKeyDictionary[Any, Unread] = weakref.WeakKeyDictionary()
 
 
-def unread(palace: Any) -> dict[str, Any] | None:
-    """Return ``{"drawers": n, "script": "latin"}``: the live drawers of ``palace`` whose
-    script its embedder does not read, or None when the embedder reads every script (or
-    there is none). Cost: :meth:`Unread.count`."""
+def unread_mask(palace: Any, rows: np.ndarray) -> np.ndarray | None:
+    """Return, for ``rows`` of ``palace``'s drawers, whether its embedder does not read each
+    (a bool array), or None when the embedder reads every script (or there is none). Cost:
+    :meth:`Unread.mask`."""
     script = reads(palace.embedder)
     if script is None:
         return None
     held = _UNREAD.get(palace)
     if held is None or held.script != script:
         held = _UNREAD[palace] = Unread(script)
-    return {"drawers": held.count(palace), "script": script}
+    return held.mask(palace.drawers, np.asarray(rows, dtype=np.intp))
+
+
+def unread(palace: Any) -> dict[str, Any] | None:
+    """Return ``{"drawers": n, "script": "latin"}``: the live drawers of ``palace`` whose
+    script its embedder does not read, or None when the embedder reads every script (or
+    there is none). Cost: :func:`unread_mask` over the live drawers."""
+    mask = unread_mask(palace, palace.drawers.live_rows())
+    if mask is None:
+        return None
+    return {"drawers": int(mask.sum()), "script": reads(palace.embedder)}

@@ -25,9 +25,11 @@ def search_words(status: dict[str, Any], model_coming: bool, rate: str | None = 
         why = "the language model is loading" if model_coming else "no language model"
         return f"keyword search only ({why})"
     kind = "similarity" if emb["name"] == "hash" else "semantic"
-    if drawers == 0 or embedded >= drawers:
+    # Drawers in a script the model does not read get no vector: they are not waited for.
+    todo = status.get("to_embed", drawers - embedded)
+    if drawers == 0 or todo <= 0:
         return f"{kind} search ready"
-    line = f"{kind} search: embedding {embedded:,} of {drawers:,}"
+    line = f"{kind} search: embedding {embedded:,} of {embedded + todo:,}"
     return f"{line} · {rate}" if rate else f"{line}…"
 
 
