@@ -307,5 +307,5 @@ def _empty_index(a: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
                 [v.encode("utf-8") for v in value])
         else:
             new_scalars[name] = scalars.get(name, value) if name in (
-                "k1", "b", "stopwords", "stemmer") else value
+                "k1", "b", "stopwords", "stemmer", "hangul") else value
     meta["bm25"] = new_scalars

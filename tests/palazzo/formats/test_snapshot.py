@@ -170,7 +170,7 @@ def test_a_text_index_saved_before_stemming_is_rebuilt_stemmed_on_opening():
         data = snapshot.write_snapshot(palace)
     assert "stemmer" not in snapshot.unpack(data)[0]["bm25"]
     again = snapshot.read_snapshot(data, make)
-    assert again.text_index.tokenizer.stemmer == "english"
+    assert again.text_index.tokenizer.stemmer == "english+russian"
     hits = call(again, "search", {"query": "hikes", "mode": "bm25"})["results"]
     assert [h["room"] for h in hits] == ["walks"]
     fresh = BM25Index()

@@ -324,11 +324,11 @@ def test_a_snapshot_whose_word_index_predates_stemming_is_saved_again_on_opening
     before = state(store)
     reader = PalaceStore(copy_space(space), make, clock=ticking(), read_only=True)
     assert reader.status.generation == gen  # a reader rebuilds in memory, writes nothing
-    assert reader.palace.text_index.tokenizer.stemmer == "english"
+    assert reader.palace.text_index.tokenizer.stemmer == "english+russian"
     again = PalaceStore(space, make, clock=ticking())
     assert again.status.generation == gen + 1 and state(again) == before
     meta, _ = snapshot.unpack(space.read(f"snapshot-{gen + 1:08d}.pz"))
-    assert meta["bm25"]["stemmer"] == "english"
+    assert meta["bm25"]["stemmer"] == "english+russian"
     assert not again.palace.text_index.retokenised
     hits = again.call("search", {"query": "hikes", "mode": "bm25"})["results"]
     assert [h["room"] for h in hits] == ["walks"]

@@ -265,7 +265,7 @@ def test_the_bm25_tokenizer_stems_plain_latin_words_only():
     assert tok("She hikes; we hiked, hiking trails") == ["hike", "hike", "hike", "trail"]
     assert tok("attended sessions") == ["attend", "session"]
     # Words with digits, other scripts and Han characters are kept as tokenize gives them.
-    assert tok("mp3s 2024 русские слова 東京") == tokenize("mp3s 2024 русские слова 東京")
+    assert tok("mp3s 2024 ελληνικά 東京") == tokenize("mp3s 2024 ελληνικά 東京")
     assert Tokenizer(stemmer=None)("hikes hiking") == ["hikes", "hiking"]
     with pytest.raises(ValueError, match="unknown stemmer"):
         Tokenizer(stemmer="klingon")
@@ -283,7 +283,7 @@ def test_the_stemmer_travels_with_the_state_and_old_states_stay_unstemmed():
     index = BM25Index()
     index.add(0, "hiking boots")
     again = BM25Index.from_state(index.state())
-    assert again.tokenizer.stemmer == "english" and again.scores("hikes", size=1)[0] > 0
+    assert again.tokenizer.stemmer == "english+russian" and again.scores("hikes", size=1)[0] > 0
     old = BM25Index(tokenizer=Tokenizer(stemmer=None))
     old.add(0, "hiking boots")
     state = old.state()
@@ -291,3 +291,38 @@ def test_the_stemmer_travels_with_the_state_and_old_states_stay_unstemmed():
     restored = BM25Index.from_state(state)
     assert restored.tokenizer.stemmer is None
     assert restored.scores("hiking", size=1)[0] > 0 and restored.scores("hikes", size=1)[0] == 0
+
+
+def test_hangul_is_indexed_in_two_syllable_pieces_across_particles_and_compounds():
+    from palazzo.retrieval.bm25 import hangul_bigrams
+
+    assert hangul_bigrams("휴가와") == ["휴가", "가와"]
+    assert hangul_bigrams("python으로") == ["python", "으로"]
+    assert hangul_bigrams("돈") == ["돈"]
+    assert Tokenizer()("금융소득 the hikes") == ["금융", "융소", "소득", "hike"]
+    assert Tokenizer(hangul=None)("금융소득 휴가와") == ["금융소득", "휴가와"]
+    index = BM25Index()
+    index.add(0, "유급 휴가를 포함한 휴식과 여가의 권리를 가진다.")
+    index.add(1, "모든 사람은 교육을 받을 권리를 가진다.")
+    scores = index.scores("휴가와 여가", size=2)  # the particles differ from the drawer's
+    assert scores[0] > 0 and scores[1] == 0
+
+
+def test_russian_words_are_stemmed_and_other_scripts_left_as_written():
+    assert Tokenizer()("пытками пыткам") == ["пытк", "пытк"]
+    assert Tokenizer(stemmer="english")("пыток пытками") == ["пыток", "пытками"]
+    assert Tokenizer()("hiking Ölçü 東京") == ["hike", "olcu", "東", "京"]
+    index = BM25Index()
+    index.add(0, "Никто не должен подвергаться пыткам.")
+    assert index.scores("запрет на пытки", size=1)[0] > 0
+
+
+def test_an_index_saved_before_hangul_pieces_and_russian_stems_keeps_reading_as_it_was():
+    old = BM25Index(tokenizer=Tokenizer(stemmer="english", hangul=None))
+    old.add(0, "금융소득 종합과세")
+    state = old.state()
+    del state["hangul"]  # what a snapshot written before Hangul pieces holds
+    restored = BM25Index.from_state(state)
+    assert restored.tokenizer == Tokenizer(stemmer="english", hangul=None)
+    assert restored.tokenizer != Tokenizer()  # so a palace opening it tokenises again
+    assert restored.scores("금융소득", size=1)[0] > 0
