@@ -1,16 +1,18 @@
 """Drop-to-import at real size: a generated ChatGPT export dropped on the built page.
 
     .venv/bin/python tests/bench/import_scale.py [--messages 20000] [--runs 1]
+    .venv/bin/python tests/bench/import_scale.py --embed-minutes 40 --reload-at 300 --out F
 
-The export is :mod:`palazzo.bench.exportgen`'s (the scale benchmark's generator). The page
-runs with ``?embedder=hash`` (MiniLM under Pyodide would embed for hours afterwards) in
-Chromium with the network guarded to loopback; the file goes in as a real drop event, then
+The export is :mod:`palazzo.bench.exportgen`'s (the scale benchmark's generator). The page runs
+with ``?embedder=hash`` (the import alone) in Chromium with the network guarded to loopback, or
+with ``--embed-minutes`` on its real embedder (MiniLM on ONNX Runtime), following the
+background embedding after the import (when a person's own turns and everything have vectors,
+what the status line says, what a reload keeps); the file goes in as a real drop event, then
 the dialog's Import button is clicked, as a person would. Printed as JSON, per run: seconds
-from the drop to "Found …" (the page reading the file, the worker writing it to Pyodide's
-file system, parsing and checking the whole export), from Import to "Imported …", and how
-long a ``palace_status`` call and a search take right after, while the new drawers are
-embedded in the background.
-"""
+from the drop to "Found …" (the page reading the file, the worker writing it to Pyodide's file
+system, parsing and checking the whole export), from Import to "Imported …", and how long a
+``palace_status`` call and a search take right after, while the new drawers are embedded in the
+background."""
 
 from __future__ import annotations
 
@@ -34,13 +36,67 @@ from sitebuild.serve import serve_in_thread  # noqa: E402
 STATE = "(s) => document.getElementById('import-dialog').dataset.state === s"
 
 
-def run_once(browser, url: str, data: str) -> dict[str, float | str]:
+STATUS = "window.palazzo.call('palace_status', {})"
+# The status line's search part, e.g. "semantic search: embedding 120 of 2,000 · 9.0 drawers/s,
+# about 3 min left" (shadow DOM searched).
+SHOWN = """() => {
+  const find = (root) => {
+    const el = root.querySelector('[data-testid="status-search"]');
+    if (el) return el;
+    for (const h of root.querySelectorAll('*')) if (h.shadowRoot) {
+      const f = find(h.shadowRoot); if (f) return f; }
+    return null;
+  };
+  const el = find(document);
+  return el ? el.textContent : null;
+}"""
+
+
+def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[str, object]:
+    """Follow the background embedding after an import, from the moment the import is done:
+    every 15 s the status (embedded, to embed, a person's own turns to embed) and the rate
+    the status line shows; with ``reload_at`` (seconds) reload the page once then and count
+    what the reload kept. Return the curve and when the own turns and everything were done.
+    Cost: up to ``minutes`` of the page's embedding."""
+    t0 = time.perf_counter()
+    curve: list[dict[str, object]] = []
+    out: dict[str, object] = {"curve": curve}
+    reloaded = reload_at is None
+    while time.perf_counter() - t0 < minutes * 60:
+        at = time.perf_counter() - t0
+        if not reloaded and at >= reload_at:
+            before = page.evaluate(STATUS)["embedded"]
+            page.reload()
+            page.evaluate("window.palazzo.deferred")
+            after = page.evaluate(STATUS)["embedded"]
+            out["reload"] = {"at_s": round(at, 1), "embedded_before": before,
+                             "embedded_after": after}
+            reloaded = True
+            continue
+        st = page.evaluate(STATUS)
+        curve.append({"at_s": round(at, 1), "embedded": st["embedded"],
+                      "to_embed": st["to_embed"], "to_embed_own": st["to_embed_own"],
+                      "unread": (st.get("unread") or {}).get("drawers"),
+                      "shown": page.evaluate(SHOWN)})
+        if "own_done_s" not in out and st["to_embed_own"] == 0:
+            out["own_done_s"] = round(at, 1)
+        if st["to_embed"] == 0:
+            out["all_done_s"] = round(at, 1)
+            break
+        time.sleep(15)
+    return out
+
+
+def run_once(browser, url: str, data: str, embed_minutes: float = 0.0,
+             reload_at: float | None = None) -> dict[str, object]:
     """Drop the export (base64 ``data``) on a fresh page and import it into a new palace;
-    return the timings and the dialog's two messages."""
+    return the timings and the dialog's two messages. With ``embed_minutes``, the page uses
+    its real embedder (MiniLM on ONNX Runtime) and the background embedding is followed for
+    up to that long (:func:`embedding`)."""
     context, guard = new_guarded_context(browser)
     page = context.new_page()
     page.set_default_timeout(1_800_000)
-    page.goto(url + "?embedder=hash")
+    page.goto(url + ("" if embed_minutes else "?embedder=hash"))
     page.evaluate("window.palazzo.deferred")
     t0 = time.perf_counter()
     page.evaluate(DROP, ["conversations.json", data])
@@ -58,12 +114,17 @@ def run_once(browser, url: str, data: str) -> dict[str, float | str]:
     t3 = time.perf_counter()
     page.evaluate("window.palazzo.call('search', {query: 'sourdough starter'})")
     search_s = time.perf_counter() - t3
+    out: dict[str, object] = {
+        "drop_to_found_s": round(found_s, 2), "import_to_imported_s": round(applied_s, 2),
+        "status_call_after_s": round(status_s, 3), "search_after_s": round(search_s, 3),
+        "found": found, "imported": done}
+    if embed_minutes:
+        out["embedding"] = embedding(page, url, embed_minutes, reload_at)
+        out["embedding"]["from_drop_s"] = round(t2 - t0, 1)
     context.close()
     if guard.outside or guard.failed:
         raise SystemExit(f"not offline/clean: {guard.outside} {guard.failed}")
-    return {"drop_to_found_s": round(found_s, 2), "import_to_imported_s": round(applied_s, 2),
-            "status_call_after_s": round(status_s, 3), "search_after_s": round(search_s, 3),
-            "found": found, "imported": done}
+    return out
 
 
 def main() -> int:
@@ -72,6 +133,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--embed-minutes", type=float, default=0.0,
+                        help="use the page's MiniLM and follow the background embedding this long")
+    parser.add_argument("--reload-at", type=float, default=None,
+                        help="seconds into the embedding: reload the page once, count what it kept")
+    parser.add_argument("--out", default=None, help="also write the JSON here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "conversations.json"
@@ -82,12 +148,16 @@ def main() -> int:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            runs = [run_once(browser, url, data) for _ in range(args.runs)]
+            runs = [run_once(browser, url, data, args.embed_minutes, args.reload_at)
+                    for _ in range(args.runs)]
             browser.close()
     finally:
         server.shutdown()
-    print(json.dumps({"messages": args.messages, "export_bytes": size, "runs": runs},
-                     indent=1, ensure_ascii=False))
+    text = json.dumps({"messages": args.messages, "export_bytes": size, "runs": runs},
+                      indent=1, ensure_ascii=False)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    print(text)
     return 0
 
 
