@@ -17,7 +17,9 @@ whatever file ``speed_data`` names.
 
 Two sets: the generated one above (the default) and tests/palazzo/data/extraction_real.json,
 real turns of LoCoMo conversations labelled before the extractor ran on them, plus a small
-*written* set of Korean/mixed turns (``written_items``, scored apart). On any set,
+*written* set of Korean/mixed turns (``written_items``, scored apart). Each further real
+sample (``b_items``, ``c_items``, ``test_items``, ``test2_items``, ``test3_items``) is scored
+as its own row and never pooled; the newest, test3, is the held-out one. On any set,
 :func:`noise` counts the entity names that are noise by class, by rules of its own (not the
 extractor's): a Korean particle glued to a Latin or code token ("notion_alert.py를"), a
 fragment ("Working on the F"), a pronoun or interjection taken for a name ("Nobody",
@@ -39,7 +41,8 @@ from palazzo.memory.kg import DEFAULT_ALIASES, normalise_entity
 # The further item sets a labelled file may hold ("<name>_items"), with their table titles.
 EXTRA_SETS = {"b": "real sample B (development)", "c": "real sample C (development)",
               "test": "real test sample (run once after round 3; development since round 4)",
-              "test2": "real test sample 2 (held out: labelled before round 4, run once after "
+              "test2": "real test sample 2 (run once after round 4; development since round 5)",
+              "test3": "real test sample 3 (held out: labelled before round 5, run once after "
                        "it)",
               "written": "written (not real) non-English turns"}
 SPEED_DATA = Path(__file__).resolve().parents[3] / "tests/palazzo/data/longconv_dev.json"
@@ -206,7 +209,7 @@ def run(path: Path | str, speed_data: Path | str | None = SPEED_DATA,
     result.update(score(items))
     result["noise"] = noise(items)
     # Further sets of the same file, scored apart and never pooled: more real samples (the
-    # held-out test2 among them), and written (not real) non-English turns.
+    # held-out test3 among them), and written (not real) non-English turns.
     for name in EXTRA_SETS:
         more = data.get(f"{name}_items")
         if more:

@@ -338,6 +338,135 @@ def test_an_object_ends_before_a_second_verb_phrase():
         ("user", "loves", "hiking", "preference")}
 
 
+# -- round 5: the error classes of test2 (2026-12-06) -------------------------------------------
+
+def test_a_decision_to_think_about_something_is_a_hedge():
+    for text in ("Yeah, Caroline! I'll start thinking about what we can do.",
+                 "I'm going to think about it some more.", "I decided to consider my options.",
+                 "I'll start figuring out the budget.", "I'm gonna start planning the trip.",
+                 "I think I'll start wondering about the move."):
+        assert facts(text) == set(), text
+    # a decision to do something stays one
+    assert facts("I'll start looking into PhD programs.") == {
+        ("user", "decided", "start looking into PhD programs", "decision")}
+    assert facts("I decided to start running.") == {
+        ("user", "decided", "start running", "decision")}
+
+
+def test_got_with_a_state_is_no_thing_got():
+    for text in ("Last month I got hurt and had to rest.", "I got stuck in traffic yesterday.",
+                 "I got sick last week.", "We got caught in the rain yesterday.",
+                 "Last night I got home late.", "I got better at it last year."):
+        assert facts(text) == set(), text
+    assert facts("I got a puppy two weeks ago!") == {("user", "got", "a puppy", "event")}
+    assert facts("Got the tattoo a few years ago.") == {("user", "got", "the tattoo", "event")}
+    assert facts("I got tickets for the show yesterday.") == {
+        ("user", "got", "tickets for the show", "event")}
+    assert facts("I got 3 new plants last week.") == {("user", "got", "3 new plants", "event")}
+
+
+def test_a_verb_whose_object_was_moved_before_it_gives_no_object():
+    # a relative clause ("pottery, which I use for ..."; "something I love is awesome"): what
+    # follows the verb is not its object
+    assert facts("I had to take a break from pottery, which I use for self-expression and "
+                 "peace.") == set()
+    assert facts("Being my own boss and doing something I love is awesome.") == set()
+    assert facts("What I love is the quiet.") == set()
+    assert facts("That's the app which I use daily.") == set()
+    assert facts("The tool that I use at work is slow.") == set()
+    # an object in its place still counts
+    assert facts("I use Notion for my notes.") == {("user", "uses", "Notion", "relation")}
+    assert facts("I love to dance.") == {("user", "loves", "to dance", "preference")}
+
+
+def test_a_decided_action_leaves_out_its_purpose():
+    assert facts("That's awesome, Gina! Yesterday I chose to go to networking events to make "
+                 "things happen.") == {("user", "decided", "go to networking events",
+                                        "decision")}
+    assert facts("I decided to take a pottery class to express myself.") == {
+        ("user", "decided", "take a pottery class", "decision")}
+    assert facts("I'm going to join a gym in order to get fit.") == {
+        ("user", "decided", "join a gym", "decision")}
+    assert facts("We love going to the park to relax.") == {
+        ("user", "loves", "going to the park", "preference")}
+    # an infinitive that is the choice itself, or part of a thing, stays
+    assert facts("I decided to learn to swim.") == {
+        ("user", "decided", "learn to swim", "decision")}
+    assert facts("Last weekend, I participated in a community event to raise money for a good "
+                 "cause.") == {("user", "participated_in",
+                                "a community event to raise money for a good cause", "event")}
+
+
+def test_a_list_with_a_serial_comma_is_kept_whole():
+    assert facts("Thanks, Maria! We love climbing, sliding, and playing games.") == {
+        ("user", "loves", "climbing, sliding, and playing games", "preference")}
+    assert facts("I love hiking, biking, or swimming.") == {
+        ("user", "loves", "hiking, biking, or swimming", "preference")}
+    # an ", and" that opens a new clause still ends the object
+    assert facts("I love hiking, and we go every weekend.") == {
+        ("user", "loves", "hiking", "preference")}
+    assert facts("I love hiking, biking, and I go every weekend.") == {
+        ("user", "loves", "hiking", "preference")}
+
+
+def test_a_second_clause_of_a_sentence_gives_its_event():
+    # the first subject's match ("It made ...", "I painted it") no longer hides the second
+    assert facts("It made me reflect on how far I've come since I started transitioning three "
+                 "years ago.") == {("user", "started", "transitioning", "event")}
+    assert facts("I painted it after I visited the beach last week.") == {
+        ("user", "visited", "the beach", "event")}
+
+
+def test_tastes_in_the_perfect_and_the_progressive():
+    assert facts("I've been into dancing since I was a kid.") == {
+        ("user", "likes", "dancing", "preference")}
+    assert facts("I'm really enjoying my new job.") == {
+        ("user", "enjoys", "my new job", "preference")}
+    assert facts("We both love helping others.") == {
+        ("user", "loves", "helping others", "preference")}
+    assert facts("We're all passionate about using tech for good in our community.") == {
+        ("user", "likes", "using tech for good", "preference")}
+    assert facts("They remind me why I'm so passionate about making a positive impact.") == {
+        ("user", "likes", "making a positive impact", "preference")}
+    # a likeness, a reaction, the listener's thing: no taste
+    for text in ("I'm just like my mom.", "I'm like my dad.", "I'm enjoying myself.",
+                 "I'm really loving it.", "I love your painting!", "I really like your idea.",
+                 "Yeah, I love to.", "I love all the yellow leaves, it looks so cozy."):
+        assert facts(text) == set(), text
+
+
+def test_more_past_actions_make_events_when_they_name_a_thing():
+    assert facts("I went on a mountaineering trip last week with some workmates.") == {
+        ("user", "went_on", "a mountaineering trip", "event")}
+    assert facts("I went hiking last week.") == {("user", "went", "hiking", "event")}
+    assert facts("I emailed some wholesalers and one replied today!") == {
+        ("user", "emailed", "some wholesalers", "event")}
+    assert facts("Lost my job as a banker yesterday.") == {
+        ("user", "lost", "my job as a banker", "event")}
+    assert facts("Just last week, I found a violin concert that we all enjoyed.") == {
+        ("user", "found", "a violin concert", "event")}
+    for text in ("I found myself crying yesterday.", "I lost track of time yesterday.",
+                 "I went back home last week.", "I did really well last week.",
+                 "Last week, my grandma passed away.", "Had a wild week, my car broke down.",
+                 "Oh, and here's a pic I got from my walk last week."):
+        assert facts(text) == set(), text
+
+
+def test_an_event_object_ends_before_where_it_went_unless_it_is_a_trip():
+    assert facts("I donated my old car to a homeless shelter yesterday.") == {
+        ("user", "donated", "my old car", "event")}
+    assert facts("I just got back from a road trip to the beach house last week.") == {
+        ("user", "got_back_from", "a road trip to the beach house", "event")}
+
+
+def test_descriptions_are_not_classifications():
+    for text in ("Kickboxing is a perfect way to stay in shape.",
+                 "Finding my Zen is a mix of things."):
+        assert facts(text) == set(), text
+    assert facts("I love camping trips with my fam, 'cause nature brings peace.") == {
+        ("user", "loves", "camping trips with my fam", "preference")}
+
+
 def test_real_chat_promises_idioms_and_capitals_give_no_fact():
     for text in ("We'll make some awesome memories!", "I'll get the video to you soon!",
                  "I'll try my best.", "We'll get through this!", "Max and I had a blast last "
@@ -359,23 +488,29 @@ def test_the_real_set_keeps_its_labels_and_provenance():
         text = json.dumps(data[name], ensure_ascii=False, sort_keys=True)
         assert hashlib.sha256(text.encode()).hexdigest() == digest, name
     assert set(data["labels_sha256"]) == {"items", "b_items", "c_items", "test_items",
-                                          "test2_items"}
+                                          "test2_items", "test3_items"}
     assert [len(data[k]) for k in ("items", "b_items", "c_items", "test_items",
-                                   "test2_items")] == [146, 145, 145, 145, 146]
+                                   "test2_items", "test3_items")] == [146, 145, 145, 145, 146,
+                                                                      143]
     assert "NOT real" in data["written_items_note"] and len(data["written_items"]) == 35
 
 
 def test_bench_scores_the_real_set_and_counts_noise():
     result = bench.run(REAL, speed_data=None)
-    assert set(result) >= {"entities", "facts", "noise", "b", "c", "test", "test2", "written"}
-    assert result["test2"]["items"] == 146  # the held-out sample is scored as its own row
+    assert set(result) >= {"entities", "facts", "noise", "b", "c", "test", "test2", "test3",
+                           "written"}
+    assert result["test2"]["items"] == 146
+    assert result["test3"]["items"] == 143  # the held-out sample is scored as its own row
     # Floors below what was measured (2026-12-06): test sample facts P 0.75 when run once
-    # (1.00 after round 4, fitted to it), held-out test2 facts P 0.57, entities P 0.98; the
-    # written Korean/mixed set has no particle, fragment or pronoun noise left.
+    # (1.00 after rounds 4 and 5, fitted to it), test2 facts P 0.57 when run once (1.00 after
+    # round 5, fitted to it), held-out test3 facts P 0.60 (3/5), entities P 0.97; the written
+    # Korean/mixed set has no particle, fragment or pronoun noise left.
     assert result["test"]["facts"]["all"]["precision"] >= 0.6
     assert result["test"]["entities"]["all"]["precision"] >= 0.9
-    assert result["test2"]["facts"]["all"]["precision"] >= 0.45
+    assert result["test2"]["facts"]["all"]["precision"] >= 0.8
     assert result["test2"]["entities"]["all"]["precision"] >= 0.9
+    assert result["test3"]["facts"]["all"]["precision"] >= 0.5
+    assert result["test3"]["entities"]["all"]["precision"] >= 0.9
     for name in ("noise",):
         assert result[name]["particle"] == result[name]["fragment"] == 0
     noise = result["written"]["noise"]
