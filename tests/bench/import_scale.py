@@ -78,6 +78,7 @@ def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[s
                       "to_embed": st["to_embed"], "to_embed_own": st["to_embed_own"],
                       "unread": (st.get("unread") or {}).get("drawers"),
                       "shown": page.evaluate(SHOWN)})
+        print(json.dumps(curve[-1], ensure_ascii=False), file=sys.stderr, flush=True)
         if "own_done_s" not in out and st["to_embed_own"] == 0:
             out["own_done_s"] = round(at, 1)
         if st["to_embed"] == 0:
@@ -100,6 +101,7 @@ def run_once(browser, url: str, data: str, embed_minutes: float = 0.0,
     page.evaluate("window.palazzo.deferred")
     t0 = time.perf_counter()
     page.evaluate(DROP, ["conversations.json", data])
+    print("dropped", file=sys.stderr, flush=True)
     page.wait_for_function(STATE, arg="found", polling=200)
     found_s = time.perf_counter() - t0
     found = page.locator("#import-status").inner_text()
@@ -107,6 +109,7 @@ def run_once(browser, url: str, data: str, embed_minutes: float = 0.0,
     page.locator("#import-go").click()
     page.wait_for_function(STATE, arg="done", polling=200)
     applied_s = time.perf_counter() - t1
+    print(f"imported in {applied_s:.1f} s", file=sys.stderr, flush=True)
     done = page.locator("#import-status").inner_text()
     t2 = time.perf_counter()
     page.evaluate("window.palazzo.call('palace_status')")
