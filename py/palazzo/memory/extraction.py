@@ -1318,8 +1318,8 @@ def _moved(text: str, m: re.Match[str]) -> bool:
         return True
     before = text[max(0, m.start() - 40):m.start()]
     r = _RELATIVE_BEFORE.search(before)
-    return r is not None and (r.group(1).lower() == "which" or (
-        r.group(2) or "").lower() not in _THAT_VERBS)
+    return r is not None and (r.group(1) is not None  # "which"
+                              or (r.group(2) or "").lower() not in _THAT_VERBS)
 
 
 _MOVED_OBJ = re.compile(

@@ -536,3 +536,10 @@ def test_the_extract_operation_takes_facts_from_the_persons_turns_unless_asked()
     call(p, "extract", {"assistant": True})  # asked for: the assistant's words give facts too
     assert ("user", "moved_to", "lisbon") in {
         (t.subject, t.predicate, t.object) for t in p.kg.triples.values()}
+
+
+def test_a_relative_that_clause_is_read_without_failing_and_a_said_that_keeps_its_fact():
+    # "that" with no "which" before it once failed on the missing group (dev50's text)
+    assert [f.object for f in extract("The tool that I use at work is slow.", {}).facts] == []
+    said = extract("I realised that I love hiking in the hills.", {}).facts
+    assert [(f.predicate, f.object) for f in said] == [("loves", "hiking in the hills")]
