@@ -67,7 +67,8 @@ def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[s
         if not reloaded and at >= reload_at:
             before = page.evaluate(STATUS)["embedded"]
             page.reload()
-            page.evaluate("window.palazzo.deferred")
+            # not "deferred": the worker marks it done once the boot's embedding is done
+            page.evaluate("window.palazzo.rendered")
             after = page.evaluate(STATUS)["embedded"]
             out["reload"] = {"at_s": round(at, 1), "embedded_before": before,
                              "embedded_after": after}
