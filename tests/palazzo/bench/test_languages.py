@@ -3,6 +3,7 @@ on small slices of it with the hash embedder."""
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,10 @@ from palazzo.bench import languages
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import PalazzoError
 from palazzo.hosts.cli import main
+
+# The set beside the tests (the bench's default path is the checkout's: in Pyodide the
+# package is an installed wheel, and only the tests' own folder is there).
+DATA = Path(__file__).resolve().parents[1] / "data" / "mixed_language.json"
 
 # The queries' sha256 as recorded when they were written, before any search ran on the set.
 WRITTEN = "b0d8861ff44240ba240193c588b54250148e80e0d0d085fb8c36fdc6c65035a7"
@@ -23,13 +28,13 @@ class EnglishOnly(HashEmbedder):
 
 
 def test_the_set_loads_and_its_questions_are_the_ones_written_first():
-    raw = json.loads(languages.DATA.read_text(encoding="utf-8"))
+    raw = json.loads(DATA.read_text(encoding="utf-8"))
     assert raw["questions_sha256"] == WRITTEN
     text = json.dumps(raw["queries"], ensure_ascii=False, sort_keys=True,
                       separators=(",", ":"))
     assert hashlib.sha256(text.encode("utf-8")).hexdigest() == WRITTEN
     assert languages.questions_sha256(raw["queries"]) == WRITTEN
-    data = languages.load()
+    data = languages.load(DATA)
     assert data.languages == ["en", "de", "fr", "es", "ru", "ko", "ja", "zh"]
     # The preamble and the 30 articles in each language; every query's gold in its language.
     for lang in data.languages:
@@ -41,11 +46,11 @@ def test_the_set_loads_and_its_questions_are_the_ones_written_first():
     # Real text in its own script: article 1 in Korean and Russian.
     first = {d.lang: d.content for d in data.drawers if d.article == 1}
     assert "인간" in first["ko"] and "люди" in first["ru"]
-    assert languages.DATA.stat().st_size < 300_000
+    assert DATA.stat().st_size < 300_000
 
 
 def test_changed_questions_are_refused(tmp_path):
-    raw = json.loads(languages.DATA.read_text(encoding="utf-8"))
+    raw = json.loads(DATA.read_text(encoding="utf-8"))
     raw["queries"][0]["query"] += " please"
     bad = tmp_path / "set.json"
     bad.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
@@ -54,15 +59,15 @@ def test_changed_questions_are_refused(tmp_path):
 
 
 def test_select_cuts_languages_and_queries():
-    data = languages.load().select(["en", "ko"], per_language=2)
+    data = languages.load(DATA).select(["en", "ko"], per_language=2)
     assert data.languages == ["en", "ko"] and len(data.drawers) == 62
     assert [q.id for q in data.queries] == ["en-q01", "en-q02", "ko-q01", "ko-q02"]
     with pytest.raises(PalazzoError, match="xx"):
-        languages.load().select(["xx"])
+        languages.load(DATA).select(["xx"])
 
 
 def test_a_drawers_own_sentence_finds_it_first():
-    data = languages.load().select(["en", "ko", "de"])
+    data = languages.load(DATA).select(["en", "ko", "de"])
     palace, ids = languages.build(data, HashEmbedder())
     assert len(ids) == 93 and set(ids.values()) == {d.id for d in data.drawers}
     for wanted in ("en-13", "ko-14", "de-05"):
@@ -92,7 +97,8 @@ def test_summarise_counts_ranks():
 
 def test_cli_runs_a_slice_with_the_hash_embedder(tmp_path, capsys):
     out = tmp_path / "languages.json"
-    assert main(["bench", "languages", "--embedder", "hash", "--languages", "en,ru,ja",
+    assert main(["bench", "languages", "--data", str(DATA), "--embedder", "hash",
+                 "--languages", "en,ru,ja",
                  "--per-language", "3", "--out", str(out)]) == 0
     result = json.loads(out.read_text())
     assert result["benchmark"] == "languages" and result["embedder"] == "hash"
