@@ -127,8 +127,8 @@ class Palace:
         self.similar_threshold = similar_threshold
         self.similar_limit = similar_limit
         self.chunk_size = chunk_size
-        # (turns' dict and count, the ids of assistant turns' drawers): see answers()
-        self._answers: tuple[tuple[int, int], frozenset[str]] | None = None
+        # (turns' dict and count, the ids of assistant and of user turns' drawers): see roles()
+        self._roles: tuple[tuple[int, int], frozenset[str], frozenset[str]] | None = None
         self.wings: dict[str, Wing] = {}
         self.rooms: dict[tuple[str, str], Room] = {}
         # add_room's index of the rooms by wing and by name (see _room_index).
@@ -607,7 +607,7 @@ class Palace:
         short = text_lengths(s.content, rows) <= (self.chunk_size or 0)
         turns = [r for r in rows.tolist() if s.source[r] == "conversation"]
         if turns:
-            users = {t.drawer_id for t in self.conversations.turns.values() if t.role == "user"}
+            users = self.own_turns()
             own = np.fromiter((s.ids[int(r)] in users for r in rows), dtype=bool,
                               count=len(rows))
             short |= own
@@ -642,14 +642,31 @@ class Palace:
 
     def answers(self) -> frozenset[str]:
         """Return the ids of the drawers that hold an assistant's turn of a conversation
-        (:meth:`parts` gives them one vector). Kept until the turns change in number. Cost:
-        one pass over the turns when they changed, else none."""
+        (:meth:`parts` gives them one vector). Cost: :meth:`_turn_roles`."""
+        return self._turn_roles()[1]
+
+    def own_turns(self) -> frozenset[str]:
+        """Return the ids of the drawers that hold a user's own turn of a conversation (the
+        embedding queue puts them first; the status counts them apart). Cost:
+        :meth:`_turn_roles`."""
+        return self._turn_roles()[2]
+
+    def _turn_roles(self) -> tuple[tuple[int, int], frozenset[str], frozenset[str]]:
+        """Return the cached (key, assistant turns' drawer ids, user turns' drawer ids), made
+        again when the turns change in number (turns are added or dropped, never edited in
+        place). Why: the status, the queue and every embedding step asked the same question
+        of every turn. Cost: one pass over the turns when they changed, else none."""
         turns = self.conversations.turns
         key = (id(turns), len(turns))
-        if self._answers is None or self._answers[0] != key:
-            self._answers = (key, frozenset(t.drawer_id for t in turns.values()
-                                            if t.role == "assistant"))
-        return self._answers[1]
+        if self._roles is None or self._roles[0] != key:
+            answers, users = set(), set()
+            for t in turns.values():
+                if t.role == "assistant":
+                    answers.add(t.drawer_id)
+                elif t.role == "user":
+                    users.add(t.drawer_id)
+            self._roles = (key, frozenset(answers), frozenset(users))
+        return self._roles
 
     def _embed(self, rows: list[int]) -> int:
         """Embed the drawers at ``rows`` (all their chunks in one embedder call) and store

@@ -294,6 +294,25 @@ def test_an_answer_gets_one_vector_of_its_opening_and_a_persons_turns_all_their_
     assert status["to_embed"] == 0 and status["to_embed_own"] == 0
 
 
+def test_the_turn_roles_follow_new_turns_and_the_status_counts_only_readable_own_turns():
+    palace = Palace(clock=lambda: 0.0)
+    call(palace, "import_conversation", {"conversation": "a", "messages": [
+        {"role": "user", "content": "Where did I park?", "timestamp": 1.0},
+        {"role": "assistant", "content": "Level 3, row F.", "timestamp": 2.0}]})
+    assert len(palace.own_turns()) == 1 and len(palace.answers()) == 1
+    call(palace, "import_conversation", {"conversation": "b", "messages": [
+        {"role": "user", "content": "금융소득 종합과세 기준은?", "timestamp": 3.0},
+        {"role": "user", "content": "And the threshold in euros?", "timestamp": 4.0},
+        {"role": "assistant", "content": "About 17,000 euros.", "timestamp": 5.0}]})
+    own, answers = palace.own_turns(), palace.answers()
+    assert len(own) == 3 and len(answers) == 2 and not own & answers  # made again
+    palace.set_embedder(_EnglishOnly())
+    status = call(palace, "palace_status", {})
+    # The Korean question waits for no vector: it is neither to embed nor one's own to embed.
+    assert status["unread"] == {"drawers": 1, "script": "latin"}
+    assert status["to_embed"] == 4 and status["to_embed_own"] == 2
+
+
 def test_text_the_embedder_does_not_read_gets_no_vector_and_is_no_failure():
     palace = Palace(clock=lambda: 0.0)
     korean, _ = palace.add_drawer("chats", "tax", "금융소득 종합과세 기준은 연 2천만 원입니다.")

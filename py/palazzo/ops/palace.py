@@ -43,6 +43,8 @@ operation = Operations()
 def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
     emb = palace.embedder
     store = palace.drawers
+    live = store.live_rows()
+    unread = scripts.unread_mask(palace, live)  # once: the status and to_embed both use it
     return {
         "name": palace.name,
         "created_at": palace.created_at,
@@ -54,11 +56,11 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
         "event_sentences": store.chunks.event_count(),
         # drawers written in a script the embedder does not read (Korean for English
         # MiniLM): their words rank them, not their vectors; None when it reads every script
-        "unread": scripts.unread(palace),
+        "unread": None if unread is None else {"drawers": int(unread.sum()),
+                                               "script": scripts.reads(emb)},
         # drawers still waiting for a vector they can get (what background embedding does)
-        "to_embed": _to_embed(palace),
-        # of them, a person's own turns of conversations (embedded first)
-        "to_embed_own": _to_embed(palace, own=True),
+        # and, of them, a person's own turns of conversations (embedded first)
+        **_to_embed(palace, live, unread),
         "embedder": None if emb is None else {
             "name": emb.name, "dim": emb.dim, "fingerprint": emb.fingerprint,
             # what computes the vectors ("ONNX Runtime, wasm, 1 thread", "NumPy"), if known
@@ -73,21 +75,23 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
     }
 
 
-def _to_embed(palace: Palace, own: bool = False) -> int:
-    """Return how many live drawers lack a vector their embedder can give them (those in a
-    script it does not read never get one); with ``own``, of those only a user's turns of a
-    conversation. Cost: O(live drawers), plus O(turns) with ``own``."""
+def _to_embed(palace: Palace, live: np.ndarray,
+              unread: np.ndarray | None) -> dict[str, int]:
+    """Return ``{"to_embed": n, "to_embed_own": m}``: how many live drawers lack a vector
+    their embedder can give them (those in a script it does not read never get one), and how
+    many of those are a user's own turns of a conversation. ``live`` are the live rows and
+    ``unread`` their :func:`scripts.unread_mask`. Cost: O(live drawers), plus one set
+    lookup per waiting drawer (:meth:`Palace.own_turns` is cached)."""
     s = palace.drawers
-    live = s.live_rows()
-    waiting = live[~s.has_vector[live]]
-    if own:
-        if not len(waiting):
-            return 0
-        users = {t.drawer_id for t in palace.conversations.turns.values() if t.role == "user"}
-        waiting = waiting[np.fromiter((s.ids[int(r)] in users for r in waiting), dtype=bool,
-                                      count=len(waiting))]
-    unread = scripts.unread_mask(palace, waiting)
-    return int(len(waiting) - (unread.sum() if unread is not None else 0))
+    wanting = ~s.has_vector[live]
+    if unread is not None:
+        wanting &= ~unread
+    waiting = live[wanting]
+    if not len(waiting):
+        return {"to_embed": 0, "to_embed_own": 0}
+    users = palace.own_turns()
+    own = sum(s.ids[int(r)] in users for r in waiting.tolist()) if users else 0
+    return {"to_embed": int(len(waiting)), "to_embed_own": int(own)}
 
 
 def _room_counts(palace: Palace) -> dict[tuple[str, str], int]:

@@ -64,7 +64,7 @@ class Unread:
     keeps the place BM25 gives it: retrieval.search.unembedded_term), the embedding queue
     leaves them out, and the status line says semantic search reads English only for them.
 
-    Kept per palace (:func:`unread`) as drawer id → read or not: an id names a drawer's text
+    Kept per palace (:func:`unread_mask`) as drawer id → read or not: an id names a drawer's text
     (an edit gives a new id), so an answer stays right until the text changes. Why a cache:
     the status is asked after every change, and reading every drawer's letters each time
     would cost ~1 s at 20k drawers. Cost: the first look at a drawer reads :data:`SAMPLE`
@@ -106,13 +106,3 @@ def unread_mask(palace: Any, rows: np.ndarray) -> np.ndarray | None:
     if held is None or held.script != script:
         held = _UNREAD[palace] = Unread(script)
     return held.mask(palace.drawers, np.asarray(rows, dtype=np.intp))
-
-
-def unread(palace: Any) -> dict[str, Any] | None:
-    """Return ``{"drawers": n, "script": "latin"}``: the live drawers of ``palace`` whose
-    script its embedder does not read, or None when the embedder reads every script (or
-    there is none). Cost: :func:`unread_mask` over the live drawers."""
-    mask = unread_mask(palace, palace.drawers.live_rows())
-    if mask is None:
-        return None
-    return {"drawers": int(mask.sum()), "script": reads(palace.embedder)}
