@@ -41,6 +41,10 @@ SITE_PACKAGES = ["numpy", "scipy", "packaging", "palazzo", "networkx"]
 PYODIDE_ROOT = "/tmp/palazzo-tests"  # where the tests are unpacked in Pyodide's file system
 SITE_FILES = ["vendor/models/minilm/minilm.npz"]
 RUN_TIMEOUT_MS = 180_000
+# pytest's own output of the run in Pyodide, its slowest tests listed at the end, is written
+# here after each run (the run is the suite's longest single step: this says where it goes).
+OUTPUT_LOG = ROOT / ".cache" / "engine-in-pyodide.log"
+SLOWEST = 30
 OK_OUTCOMES = {"passed", "xfailed"}
 
 # Whole files that cannot run in Pyodide, by path relative to tests/palazzo, with the reason.
@@ -166,6 +170,7 @@ def run_config(base: str, wheels: list[Path], files: list[str]) -> dict:
     args += ["-q", "--tb=short", "-p", "no:cacheprovider", "--import-mode=importlib"]
     args += ["--continue-on-collection-errors"]  # one broken file must not hide the others
     args += ["--rootdir", PYODIDE_ROOT, "-m", "not cpython_only"]
+    args += [f"--durations={SLOWEST}"]  # kept in OUTPUT_LOG: where the run's time goes
     return {
         "pyodide": f"{base}site/vendor/pyodide/pyodide.js",
         "lockFile": f"{base}site/vendor/pyodide/pyodide-lock.json",
@@ -222,6 +227,8 @@ def pyodide_run(browser, selection, tmp_path_factory):
     assert guard.failed == [], f"local requests failed: {guard.failed}"
     assert page_errors == []
     assert reply["ok"], f"the runner worker failed:\n{reply['error']}"
+    OUTPUT_LOG.parent.mkdir(parents=True, exist_ok=True)
+    OUTPUT_LOG.write_text(reply["result"]["output"], encoding="utf-8")
     return reply["result"] | {"times": reply["times"], "files": files}
 
 

@@ -474,7 +474,11 @@ class PalaceStore:
         torn = None
         for g in sorted(x for x in jgens if x >= base):
             name = journal_name(g)
-            data = self.space.read(name) or b""
+            try:
+                data = self.space.read(name) or b""
+            except NotLoaded:  # an older generation's, not read yet: the host reads it and
+                findings.append(Finding(name, "not read from storage yet"))  # boots again
+                continue
             lengths[g] = len(data)
             found = journal.scan(data)
             for span in found.damaged:
@@ -825,6 +829,7 @@ class PalaceStore:
         # Neither snapshot is read again unless a boot falls back on it: a host that keeps
         # copies of the files (the browser's mirror) need not hold them.
         self.space.release(snapshot_name(old))
+        self.space.release(journal_name(old))  # (appended to no more)
         if release:
             self.space.release(name)
         self._snapshot_bytes = size
@@ -936,7 +941,9 @@ class PalaceStore:
         self._check_chain(files, held, seqs)
         bad_current |= self._check_against_tip(files, seqs)
         for name in names:
-            if SNAPSHOT.fullmatch(name) or name.startswith(recovery.ASIDE):
+            g = generation_of(name)
+            if SNAPSHOT.fullmatch(name) or name.startswith(recovery.ASIDE) or (
+                    g is not None and g < current):
                 self.space.release(name)  # read for the check only
         ok = not self.status.damaged and not bad_current
         return {"ok": ok, "generations": gens, "files": files,

@@ -10,6 +10,7 @@ from palazzo.hosts import worker
 from palazzo.persist.palacestore import COMPACT_RECORDS
 
 SNAPSHOT = re.compile(r"^snapshot-(\d{8})\.pz$")
+GENERATION = re.compile(r"^(?:snapshot-(\d{8})\.pz|journal-(\d{8})\.log)$")
 
 
 class Storage:
@@ -24,8 +25,13 @@ class Storage:
     def read_all(self, palace, only=None):
         names = self.names(palace)
         snaps = [n for n in names if SNAPSHOT.match(n)]
-        later = {n for n in names if (SNAPSHOT.match(n) and n != snaps[-1])
-                 or n.startswith("damaged-")}
+        newest = int(SNAPSHOT.match(snaps[-1]).group(1)) if snaps else 0
+
+        def older(n):  # a generation before the newest snapshot's: its snapshot and journal
+            m = GENERATION.match(n)
+            return m is not None and int(m.group(1) or m.group(2)) < newest
+
+        later = {n for n in names if older(n) or n.startswith("damaged-")}
         return {n: (None if only is None and n in later else self.files[(palace, n)])
                 for n in names if only is None or n in only}
 
@@ -85,6 +91,9 @@ def two_generations():
         call(bridge, storage, "add_drawer", {"wing": "fill", "room": "f",
                                              "content": f"filler {i}"})
     assert bridge.call("storage_status")["status"]["generation"] == 2
+    # The compaction let the mirror forget generation 1 (read again only for a fallback).
+    mirror = bridge.library.root.spaces["P"]
+    assert {"snapshot-00000001.pz", "journal-00000001.log"} <= mirror.deferred
     for t in ("dates", "elderberries"):
         call(bridge, storage, "add_drawer", {"wing": "w", "room": "r", "content": t})
     return storage
@@ -100,12 +109,15 @@ ALL = ["apples", "bananas", "cherries", "dates", "elderberries"]
 
 def test_the_older_snapshot_is_read_only_when_boot_falls_back_on_it():
     storage = two_generations()
-    assert storage.read_all("P")["snapshot-00000001.pz"] is None  # left in storage
+    first = storage.read_all("P")
+    assert first["snapshot-00000001.pz"] is None and first["journal-00000001.log"] is None
     bridge = boot(storage)
     assert contents(bridge) == ALL and not bridge.call("storage_status")["status"]["damaged"]
     # Neither snapshot stays in the mirror: the older one was never read, and the palace took
-    # the newest one's buffer as its own (no second copy in the tab).
-    assert worker.unread(bridge, "P") == ["snapshot-00000001.pz", "snapshot-00000002.pz"]
+    # the newest one's buffer as its own (no second copy in the tab); nor does the older
+    # generation's journal, which only a fallback reads.
+    assert worker.unread(bridge, "P") == ["journal-00000001.log", "snapshot-00000001.pz",
+                                          "snapshot-00000002.pz"]
 
     newest = ("P", "snapshot-00000002.pz")
     data = bytearray(storage.files[newest])
