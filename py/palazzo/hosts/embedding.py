@@ -70,10 +70,16 @@ class IndexingRate:
     the machine loaded) counts, so the rate is the one the count on screen moves at, not the
     model's speed alone (which overstated it many times over on a loaded machine). A pause of
     more than :attr:`PAUSE` seconds between steps (an import ran, the tab slept) starts the
-    window again: embedding was not running then. Cost: O(window) a call.
+    window again: embedding was not running then. On the clock, a window's first step counts
+    only as the moment it ended (the rate is what the later steps wrote over the time since):
+    a first step carries the start-up (the model loading, its first batch), and a page that
+    said "0.0 drawers/s, about 10,989 min left" after one drawer, then "about 20 min" a few
+    steps later, was out by orders of magnitude. Nothing is said until the window holds
+    :attr:`MIN_STEPS` steps. Cost: O(window) a call.
     """
 
     PAUSE = 30.0
+    MIN_STEPS = 3
 
     def __init__(self, window: int = 20) -> None:
         # (vectors written, the step's own seconds, the clock when it ended or None)
@@ -95,22 +101,26 @@ class IndexingRate:
             self.steps.clear()
 
     def per_second(self) -> float | None:
-        """Return drawers embedded a second over the recorded steps (on the wall clock when
-        every step has its time), or None without any."""
+        """Return drawers embedded a second over the recorded steps, or None without any:
+        with two or more steps that have their clock times, what the steps after the first
+        wrote over the wall time from the first's end to the last's; else what they all
+        wrote over their own seconds."""
         if not self.steps:
             return None
         first, last = self.steps[0], self.steps[-1]
-        if first[2] is not None and last[2] is not None and all(s[2] is not None
-                                                                for s in self.steps):
-            seconds = last[2] - (first[2] - first[1])
-        else:
-            seconds = sum(t for _, t, _ in self.steps)
+        if len(self.steps) >= 2 and all(s[2] is not None for s in self.steps):
+            seconds = last[2] - first[2]
+            written = sum(n for n, _, _ in list(self.steps)[1:])
+            return written / seconds if seconds > 0 else None
+        seconds = sum(t for _, t, _ in self.steps)
         return sum(n for n, _, _ in self.steps) / seconds if seconds > 0 else None
 
     def words(self) -> str | None:
-        """Return e.g. "12.5 drawers/s, about 4 min left" while drawers remain, else None."""
+        """Return e.g. "12.5 drawers/s, about 4 min left" while drawers remain and the
+        window holds enough steps (:attr:`MIN_STEPS`, or all it can hold), else None."""
         rate = self.per_second()
-        if not self.remaining or not rate:
+        enough = len(self.steps) >= min(self.MIN_STEPS, self.steps.maxlen or self.MIN_STEPS)
+        if not self.remaining or not rate or not enough:
             return None
         left = self.remaining / rate
         when = (f"about {round(left / 60):,} min left" if left >= 90

@@ -9,9 +9,11 @@ def test_rate_is_drawers_a_second_over_the_last_steps_with_the_time_left():
     assert rate.words() is None
     rate.record(10, 2.0, 1000)
     assert rate.per_second() == 5.0
+    assert rate.words() is None  # one step says nothing yet (its window holds two)
+    rate.record(10, 2.0, 990)
     assert rate.words() == "5.0 drawers/s, about 3 min left"
     rate.record(30, 2.0, 40)
-    rate.record(30, 2.0, 10)  # the first step has left the window of two
+    rate.record(30, 2.0, 10)  # the first steps have left the window of two
     assert rate.per_second() == 15.0 and rate.words() == "15.0 drawers/s, about 1 s left"
 
 
@@ -25,12 +27,26 @@ def test_nothing_is_said_when_nothing_remains_or_nothing_was_timed():
 
 def test_with_clock_times_the_rate_counts_the_time_between_steps():
     # Three steps of 10 vectors, each 1 s of model time, ending 5 s apart: the count on
-    # screen moves at 30 / 11 = 2.7 drawers/s, not at the model's 10.
+    # screen moves at 20 / 10 = 2.0 drawers/s (from the first step's end), not at the
+    # model's 10.
     rate = IndexingRate()
     for end in (101.0, 106.0, 111.0):
         rate.record(10, 1.0, 1000, at=end)
-    assert abs(rate.per_second() - 30 / 11) < 1e-9
-    assert rate.words() == "2.7 drawers/s, about 6 min left"
+    assert abs(rate.per_second() - 2.0) < 1e-9
+    assert rate.words() == "2.0 drawers/s, about 8 min left"
+
+
+def test_a_slow_first_step_does_not_set_the_rate_and_one_step_says_nothing():
+    # The page after an import: the first step embeds one drawer while the model loads
+    # (37 s), then steps of 16 come every 1.5 s.
+    rate = IndexingRate()
+    rate.record(1, 37.0, 17_595, at=37.0)
+    assert rate.words() is None  # not "0.0 drawers/s, about 10,989 min left"
+    rate.record(16, 1.2, 17_579, at=38.5)
+    assert rate.words() is None
+    rate.record(16, 1.2, 17_563, at=40.0)
+    assert abs(rate.per_second() - 32 / 3) < 1e-9
+    assert rate.words() == "10.7 drawers/s, about 27 min left"
 
 
 def test_a_long_pause_between_steps_starts_the_window_again():
