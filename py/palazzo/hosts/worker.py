@@ -331,7 +331,10 @@ def embed_plan(bridge: Bridge, limit: int = 16) -> list[Any]:
     without a vector (those ``reindex`` takes next, :meth:`Palace.embedding_queue`'s
     order): [plan number, batches], each batch
     [ids (int32 bytes, n×t, 0-padded), n, t]; empty when there is nothing to embed or the
-    embedder is not the remote one. Cost: tokenising those drawers' chunks."""
+    embedder is not the remote one. The texts are those the engine will ask for
+    (:meth:`Palace.pieces`: an assistant's answer, its opening window alone); planning every
+    window of an answer made the page's embedding worker compute vectors nothing used.
+    Cost: tokenising those drawers' chunks."""
     remote = _remote(bridge)
     lib = bridge.library
     if remote is None or not lib.writable or lib.store is None:
@@ -339,7 +342,8 @@ def embed_plan(bridge: Bridge, limit: int = 16) -> list[Any]:
     palace = bridge.palace
     s = palace.drawers
     rows = palace.embedding_queue()[: max(1, int(limit))]  # what reindex takes next
-    texts = [p for r in rows for p in palace.pieces(s.content[r])]
+    answers = palace.answers()
+    texts = [p for r in rows for p in palace.pieces(s.content[r], answer=s.ids[r] in answers)]
     return _planned(remote, texts)
 
 

@@ -61,6 +61,27 @@ def test_an_added_drawer_counts_as_unembedded_until_embedded(engine):
     assert hits[0]["wing"] == "w"
 
 
+def test_a_plan_asks_for_an_answers_opening_window_only_and_that_is_enough(engine):
+    bridge, model = engine
+    while plan := worker.embed_plan(bridge, 64):  # the demo palace first
+        work(bridge, model, plan)
+        worker.embed_step(bridge, 64)
+    palace = bridge.palace
+    question = "How do I prune the roses in winter without hurting the buds? " * 10
+    answer = "Cut above an outward-facing bud at an angle, in dry weather. " * 20
+    bridge.call("import_conversation", {"conversation": "garden", "messages": [
+        {"role": "user", "content": question, "timestamp": 1_000.0},
+        {"role": "assistant", "content": answer, "timestamp": 1_001.0}]})
+    windows = palace.pieces(answer.strip())
+    assert len(windows) > 1 and len(palace.pieces(question.strip())) > 1
+    number, batches = worker.embed_plan(bridge, 64)
+    planned = sum(n for _, n, _ in batches)
+    # The question's windows and event sentences, and the answer's first window: no more.
+    assert planned == len(palace.pieces(question.strip())) + 1
+    work(bridge, model, [number, batches])
+    assert worker.embed_step(bridge, 64) == {"embedded": 2, "remaining": 0}
+
+
 def test_a_query_plan_asks_only_for_texts_not_known(engine):
     bridge, model = engine
     plan = worker.query_plan(bridge, json.dumps(["the palace", "the palace"]))
