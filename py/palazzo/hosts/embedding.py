@@ -75,11 +75,12 @@ class IndexingRate:
     a first step carries the start-up (the model loading, its first batch), and a page that
     said "0.0 drawers/s, about 10,989 min left" after one drawer, then "about 20 min" a few
     steps later, was out by orders of magnitude. Nothing is said until the window holds
-    :attr:`MIN_STEPS` steps. Cost: O(window) a call.
+    :attr:`MIN_STEPS` steps over :attr:`MIN_SECONDS`. Cost: O(window) a call.
     """
 
     PAUSE = 30.0
     MIN_STEPS = 3
+    MIN_SECONDS = 10.0
 
     def __init__(self, window: int = 20) -> None:
         # (vectors written, the step's own seconds, the clock when it ended or None)
@@ -100,26 +101,30 @@ class IndexingRate:
         if not remaining:
             self.steps.clear()
 
+    def _measured(self) -> tuple[int, float]:
+        """Return (drawers written, seconds) the rate is taken over: with two or more steps
+        that have their clock times, what the steps after the first wrote and the wall time
+        from the first's end to the last's; else what they all wrote in their own seconds."""
+        steps = list(self.steps)
+        if len(steps) >= 2 and all(s[2] is not None for s in steps):
+            return sum(n for n, _, _ in steps[1:]), steps[-1][2] - steps[0][2]
+        return sum(n for n, _, _ in steps), sum(t for _, t, _ in steps)
+
     def per_second(self) -> float | None:
-        """Return drawers embedded a second over the recorded steps, or None without any:
-        with two or more steps that have their clock times, what the steps after the first
-        wrote over the wall time from the first's end to the last's; else what they all
-        wrote over their own seconds."""
+        """Return drawers embedded a second over the recorded steps (:meth:`_measured`), or
+        None without any."""
         if not self.steps:
             return None
-        first, last = self.steps[0], self.steps[-1]
-        if len(self.steps) >= 2 and all(s[2] is not None for s in self.steps):
-            seconds = last[2] - first[2]
-            written = sum(n for n, _, _ in list(self.steps)[1:])
-            return written / seconds if seconds > 0 else None
-        seconds = sum(t for _, t, _ in self.steps)
-        return sum(n for n, _, _ in self.steps) / seconds if seconds > 0 else None
+        written, seconds = self._measured()
+        return written / seconds if seconds > 0 else None
 
     def words(self) -> str | None:
         """Return e.g. "12.5 drawers/s, about 4 min left" while drawers remain and the
-        window holds enough steps (:attr:`MIN_STEPS`, or all it can hold), else None."""
+        window holds enough to go by (:attr:`MIN_STEPS`, or all it can hold, over
+        :attr:`MIN_SECONDS`), else None."""
         rate = self.per_second()
-        enough = len(self.steps) >= min(self.MIN_STEPS, self.steps.maxlen or self.MIN_STEPS)
+        enough = len(self.steps) >= min(self.MIN_STEPS, self.steps.maxlen or self.MIN_STEPS) \
+            and self._measured()[1] >= self.MIN_SECONDS
         if not self.remaining or not rate or not enough:
             return None
         left = self.remaining / rate

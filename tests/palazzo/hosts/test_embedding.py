@@ -7,14 +7,24 @@ from palazzo.hosts.embedding import IndexingRate
 def test_rate_is_drawers_a_second_over_the_last_steps_with_the_time_left():
     rate = IndexingRate(window=2)
     assert rate.words() is None
-    rate.record(10, 2.0, 1000)
+    rate.record(25, 5.0, 1000)
     assert rate.per_second() == 5.0
     assert rate.words() is None  # one step says nothing yet (its window holds two)
-    rate.record(10, 2.0, 990)
+    rate.record(25, 5.0, 975)
     assert rate.words() == "5.0 drawers/s, about 3 min left"
-    rate.record(30, 2.0, 40)
-    rate.record(30, 2.0, 10)  # the first steps have left the window of two
-    assert rate.per_second() == 15.0 and rate.words() == "15.0 drawers/s, about 1 s left"
+    rate.record(75, 5.0, 100)
+    rate.record(75, 5.0, 25)  # the first steps have left the window of two
+    assert rate.per_second() == 15.0 and rate.words() == "15.0 drawers/s, about 2 s left"
+
+
+def test_a_window_shorter_than_ten_seconds_says_nothing():
+    rate = IndexingRate()
+    for _ in range(5):
+        rate.record(10, 1.0, 1000)  # 5 s in all
+    assert rate.per_second() == 10.0 and rate.words() is None
+    for _ in range(5):
+        rate.record(10, 1.0, 1000)
+    assert rate.words() == "10.0 drawers/s, about 2 min left"
 
 
 def test_nothing_is_said_when_nothing_remains_or_nothing_was_timed():
@@ -42,10 +52,13 @@ def test_a_slow_first_step_does_not_set_the_rate_and_one_step_says_nothing():
     rate = IndexingRate()
     rate.record(1, 37.0, 17_595, at=37.0)
     assert rate.words() is None  # not "0.0 drawers/s, about 10,989 min left"
-    rate.record(16, 1.2, 17_579, at=38.5)
-    assert rate.words() is None
-    rate.record(16, 1.2, 17_563, at=40.0)
-    assert abs(rate.per_second() - 32 / 3) < 1e-9
+    left = 17_595
+    for i in range(1, 8):
+        left -= 16
+        rate.record(16, 1.2, left, at=37.0 + 1.5 * i)
+        if i < 7:  # less than 10 s since the first step ended
+            assert rate.words() is None
+    assert abs(rate.per_second() - 16 / 1.5) < 1e-9
     assert rate.words() == "10.7 drawers/s, about 27 min left"
 
 
