@@ -371,6 +371,8 @@ def one_run(new_context, url: str, palace: Path, queries: list[str], args) -> di
               await new Promise((r) => setTimeout(r, 250));
             } }""")
     boot_peak = memory.peak_mb
+    trimmed = [w.evaluate("self.palazzoTrimmed") for w in page.workers
+               if "palace.worker.js" in w.url]
     timings = {**page.evaluate("window.palazzo.timings"), "interactive": interactive}
     stages = {name: round(timings[key] / 1000, 3) for name, key in MARKS.items()
               if key in timings}
@@ -404,6 +406,15 @@ def one_run(new_context, url: str, palace: Path, queries: list[str], args) -> di
                                          "seconds": round(time.perf_counter() - t0, 1)}
     time.sleep(2)  # what the tab keeps once the searches are answered
     open_mb = memory.sample()
+    from bench.procmem import by_process
+
+    open_parts = by_process()
+    # The palace worker's WebAssembly memory (Pyodide's heap: it never shrinks, so it keeps
+    # the boot's high-water mark) inside the renderer's figure.
+    heap = [w.evaluate("pyodide._module.HEAP8.buffer.byteLength") for w in page.workers
+            if "palace.worker.js" in w.url]
+    if heap:
+        open_parts["palace worker wasm heap (in renderer)"] = round(heap[0] / 1e6, 1)
     exported = None
     if args.export:
         # The palace file as the Files tab's Download button saves it (streamed to a Blob).
@@ -419,7 +430,11 @@ def one_run(new_context, url: str, palace: Path, queries: list[str], args) -> di
     if guard.outside or guard.failed:
         raise SystemExit(f"run was not offline/clean: {guard.outside} {guard.failed}")
     return {"stages_s": stages, "seeded_bytes": seeded, "status_line": status_text,
-            "memory_mb": {"boot_peak": boot_peak, "open": open_mb, "peak": memory.peak_mb},
+            "memory_mb": {"boot_peak": boot_peak, "open": open_mb, "peak": memory.peak_mb,
+                          # spare room the worker freed in its in-memory files after boot
+                          "files_trimmed": round(trimmed[0] / 1e6, 1) if trimmed and
+                          trimmed[0] is not None else None,
+                          "open_by_process": open_parts},
             "export": exported,
             "palace_status": {k: palace_status.get(k) for k in
                               ("drawers", "embedded", "edges", "rooms", "wings")},
