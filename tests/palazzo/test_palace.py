@@ -227,7 +227,7 @@ def test_a_palace_read_back_picks_the_same_halls_and_tunnels_as_the_one_it_was(r
                and q.edges.kind[i] == EdgeKind.HALL) == 8
 
 
-def test_the_embedding_queue_puts_a_persons_own_and_short_words_first_newest_first():
+def test_the_embedding_queue_puts_a_persons_own_words_first_then_short_ones_newest_first():
     from palazzo import call
     from palazzo.embed.hashing import HashEmbedder
 
@@ -244,9 +244,9 @@ def test_the_embedding_queue_puts_a_persons_own_and_short_words_first_newest_fir
                                created_at=3_000.0)
     order = [palace.drawers.ids[int(r)] for r in palace.embedding_queue()]
     texts = [palace.drawers.content[palace.row(i)] for i in order]
-    assert order[0] == new and texts[1] == "Thanks!"  # short or one's own, newest first
-    assert texts[2].startswith("How do I prune")  # one's own, though long
-    assert order[3] == old
+    assert texts[0] == "Thanks!"  # one's own first, the newest first
+    assert texts[1].startswith("How do I prune")  # one's own, though long
+    assert order[2] == new and order[3] == old  # then short ones, newest first
     assert order[4] == big and texts[5] == long_answer.strip()  # long ones last, newest first
     palace.set_embedder(HashEmbedder())
     step = call(palace, "reindex", {"limit": 2})

@@ -374,7 +374,7 @@ def _reindex_replay(args: dict[str, Any], result: Result) -> dict[str, Any]:
 
 @operation("reindex", "Embed drawers that lack a vector of the current embedder "
            "(all of them with force); with limit, a step: the most wanted first (a "
-           "person's own turns and short drawers, newest first); with drawers, those.",
+           "person's own turns, then short drawers, newest first); with drawers, those.",
            obj({"force": {"type": "boolean"}, "limit": LIMIT,
                 "drawers": {"type": "array", "items": NAME, "maxItems": 10_000}}),
            mutates=True, replay=_reindex_replay)
