@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import re
 import sys
 import tempfile
 import time
@@ -50,6 +51,36 @@ SHOWN = """() => {
   const el = find(document);
   return el ? el.textContent : null;
 }"""
+
+
+RATE = re.compile(r"([\d.,]+) drawers/s")
+
+
+def shown_against_measured(curve: list[dict], ahead: float = 120.0,
+                           within: float = 0.3) -> dict[str, object]:
+    """Return how often the rate the status line showed was within ``within`` (a fraction)
+    of the rate the count then moved at over the next ``ahead`` seconds of ``curve`` (at
+    least half of that measured), and the worst cases: what the issue's "the shown rate
+    within 30 % of the measured one" asks. Samples with no rate shown are not counted."""
+    checked, close, worst = 0, 0, []
+    for i, x in enumerate(curve):
+        m = RATE.search(x.get("shown") or "")
+        if not m:
+            continue
+        later = [y for y in curve[i + 1:] if y["at_s"] - x["at_s"] <= ahead]
+        if not later or later[-1]["at_s"] - x["at_s"] < ahead / 2:
+            continue
+        measured = (later[-1]["embedded"] - x["embedded"]) / (later[-1]["at_s"] - x["at_s"])
+        if measured <= 0:
+            continue
+        shown = float(m.group(1).replace(",", ""))
+        error = abs(shown - measured) / measured
+        checked += 1
+        close += error <= within
+        worst.append({"at_s": x["at_s"], "shown": shown, "measured": round(measured, 1),
+                      "error": round(error, 2)})
+    worst.sort(key=lambda w: -w["error"])
+    return {"samples": checked, "within": close, "fraction": within, "worst": worst[:5]}
 
 
 def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[str, object]:
@@ -86,6 +117,7 @@ def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[s
             out["all_done_s"] = round(at, 1)
             break
         time.sleep(15)
+    out["shown_rate"] = shown_against_measured(curve)
     return out
 
 
