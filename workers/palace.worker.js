@@ -431,37 +431,6 @@ function sendPatch(patch, buffers) {
   self.postMessage({ type: "patch", patch, buffers });
 }
 
-// Give every file of the in-memory file system below ``root`` its exact size and return the
-// bytes that freed. Why: the packages Pyodide unpacks into it keep the spare room the file
-// system grew each file with (32 MB of the 210 MB of files a booted tab holds, measured in
-// Chromium with a 20k palace); a file is written once there and only read after. Cost: one
-// walk of the tree (a few thousand files) and a copy of each file that had spare room.
-function trimFiles(root) {
-  const FS = pyodide.FS;
-  const heap = pyodide._module.HEAP8.buffer;
-  let freed = 0;
-  const walk = (path) => {
-    let names;
-    try { names = FS.readdir(path); } catch { return; }
-    for (const name of names) {
-      if (name === "." || name === "..") continue;
-      const at = `${path}/${name}`;
-      let node;
-      try { node = FS.lookupPath(at, { follow: false }).node; } catch { continue; }
-      if (FS.isDir(node.mode)) { walk(at); continue; }
-      const bytes = node.contents;
-      if (!FS.isFile(node.mode) || !(bytes instanceof Uint8Array) || bytes.buffer === heap) continue;
-      const used = node.usedBytes || 0;
-      if (bytes.length > used) {
-        freed += bytes.length - used;
-        node.contents = bytes.slice(0, used);
-      }
-    }
-  };
-  walk(root);
-  return freed;
-}
-
 async function boot() {
   let current = "runtime";
   try {
@@ -540,7 +509,6 @@ async function boot() {
     const attached = attachEmbedder();
     await pyodide.loadPackage(build.deferred_packages, quiet);
     markPackages();
-    self.palazzoTrimmed = trimFiles("/lib");  // (the browser-scale benchmark reports it)
     // Views that needed them (the search filter's communities) show them now.
     await serial(async () => {
       try { host.packages_loaded(bridge); } catch (err) { console.error(`after packages: ${err}`); }

@@ -371,8 +371,6 @@ def one_run(new_context, url: str, palace: Path, queries: list[str], args) -> di
               await new Promise((r) => setTimeout(r, 250));
             } }""")
     boot_peak = memory.peak_mb
-    trimmed = [w.evaluate("self.palazzoTrimmed") for w in page.workers
-               if "palace.worker.js" in w.url]
     timings = {**page.evaluate("window.palazzo.timings"), "interactive": interactive}
     stages = {name: round(timings[key] / 1000, 3) for name, key in MARKS.items()
               if key in timings}
@@ -432,8 +430,6 @@ def one_run(new_context, url: str, palace: Path, queries: list[str], args) -> di
     return {"stages_s": stages, "seeded_bytes": seeded, "status_line": status_text,
             "memory_mb": {"boot_peak": boot_peak, "open": open_mb, "peak": memory.peak_mb,
                           # spare room the worker freed in its in-memory files after boot
-                          "files_trimmed": round(trimmed[0] / 1e6, 1) if trimmed and
-                          trimmed[0] is not None else None,
                           "open_by_process": open_parts},
             "export": exported,
             "palace_status": {k: palace_status.get(k) for k in

@@ -74,7 +74,8 @@ def by_process() -> dict[str, float]:
     out: dict[str, float] = {}
     for pid in chromium_pids():
         try:
-            argv = (PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
+            # (Chromium rewrites its processes' titles: the arguments are then one string)
+            argv = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").split()
         except OSError:
             continue
         kind = next((a.decode(errors="replace").split("=", 1)[1] for a in argv
