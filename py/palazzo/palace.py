@@ -127,7 +127,8 @@ class Palace:
         self.similar_threshold = similar_threshold
         self.similar_limit = similar_limit
         self.chunk_size = chunk_size
-        # (turns' dict and count, the ids of assistant and of user turns' drawers): see roles()
+        # (turns' dict and count, the ids of assistant and of user turns' drawers): see
+        # _turn_roles()
         self._roles: tuple[tuple[int, int], frozenset[str], frozenset[str]] | None = None
         self.wings: dict[str, Wing] = {}
         self.rooms: dict[tuple[str, str], Room] = {}
