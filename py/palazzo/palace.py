@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 
 from palazzo.core.chunking import chunks
-from palazzo.core.columns import WINDOW, DrawerStore, EdgeTable, NodeTable, text_lengths
+from palazzo.core.columns import (
+    OPENING,
+    WINDOW,
+    DrawerStore,
+    EdgeTable,
+    NodeTable,
+    text_lengths,
+)
 from palazzo.core.model import (
     CHUNK_SIZE,
     MAX_CONTENT,
@@ -567,18 +574,21 @@ class Palace:
         self.drawers.remove(current)
 
     def embed_rows(self, rows: np.ndarray, batch: int = 64,
-                   progress: Progress | None = None) -> int:
+                   progress: Progress | None = None, opening_first: bool = False) -> int:
         """Embed the drawers at ``rows`` with the palace's embedder; return how many rows
         the embedder answered for (those that got a vector, or the zero vector of a text it
         cannot read). Fewer than ``len(rows)`` only when the embedder computes elsewhere and
         has not been given the vectors of the rest (:class:`VectorsPending`): it stops there.
+        A drawer holding its opening window only gets the rest; with ``opening_first``, a
+        person's long turn without a vector gets its opening window only
+        (:meth:`embedding_texts`).
         """
         if self.embedder is None:
             raise ValidationError("this palace has no embedder")
         rows = [int(r) for r in rows]
         for start in range(0, len(rows), batch):
             block = rows[start : start + batch]
-            answered = self._embed(block)
+            answered = self._embed(block, opening_first)
             if answered < len(block):
                 return start + answered
             if progress is not None:
@@ -586,18 +596,20 @@ class Palace:
         return len(rows)
 
     def embedding_queue(self) -> np.ndarray:
-        """Return the rows of live drawers without a vector, the most wanted first.
+        """Return the rows of live drawers waiting for vectors, the most wanted first.
 
         What a person searches for first should be searchable by meaning first: their own
         turns (a user's turn of a conversation) come first, then short drawers (one window,
         at most ``chunk_size`` characters), then long ones (an assistant's long answers,
-        long notes), and within each, the newest first (then by row). Why: a heavy user's
-        export takes half an hour to embed in a browser tab; in this order their own words
-        are ready first (a 20k export's 8,255 own turns were mixed with short answers
-        before, 84 % of the first 2,400 vectors). Drawers in a script the embedder does not
-        read are not queued (:class:`palazzo.retrieval.scripts.Unread`: their words rank
-        them). Cost: O(rows without a vector · log) plus, when some are turns, a pass over
-        the conversations' turns.
+        long notes), and within each, the newest first (then by row); last, the drawers that
+        hold their opening window's vector only and wait for the rest
+        (:meth:`embedding_texts`). Why: a heavy user's export takes half an hour to embed in
+        a browser tab; in this order their own words are ready first (a 20k export's 8,255
+        own turns were mixed with short answers before, 84 % of the first 2,400 vectors).
+        Drawers in a script the embedder does not read are not queued
+        (:class:`palazzo.retrieval.scripts.Unread`: their words rank them). Cost: O(rows
+        without a vector · log) plus, when some are turns, a pass over the conversations'
+        turns, plus O(chunks) for the drawers waiting for the rest.
         """
         s = self.drawers
         rows = s.live_rows()
@@ -605,16 +617,46 @@ class Palace:
         unread = scripts.unread_mask(self, rows)
         if unread is not None:  # no model work on text the embedder does not read
             rows = rows[~unread]
-        if len(rows) < 2:
-            return rows
-        short = text_lengths(s.content, rows) <= (self.chunk_size or 0)
-        own = np.zeros(len(rows), dtype=bool)
-        users = self.own_turns()
-        if users and any(s.source[r] == "conversation" for r in rows.tolist()):
-            own = np.fromiter((s.ids[int(r)] in users for r in rows), dtype=bool,
-                              count=len(rows))
-        created = s.columns["created_at"][rows]
-        return rows[np.lexsort((rows, -created, ~short, ~own))]
+        rest = s.chunks.opening_rows()
+        if len(rows) >= 2:
+            short = text_lengths(s.content, rows) <= (self.chunk_size or 0)
+            own = np.zeros(len(rows), dtype=bool)
+            users = self.own_turns()
+            if users and any(s.source[r] == "conversation" for r in rows.tolist()):
+                own = np.fromiter((s.ids[int(r)] in users for r in rows), dtype=bool,
+                                  count=len(rows))
+            created = s.columns["created_at"][rows]
+            rows = rows[np.lexsort((rows, -created, ~short, ~own))]
+        if len(rest):
+            rest = rest[np.lexsort((rest, -s.columns["created_at"][rest]))]
+            rows = np.concatenate([rows, rest]).astype(np.intp, copy=False)
+        return rows
+
+    def embedding_texts(self, row: int, opening_first: bool = False
+                        ) -> tuple[list[str], list[int], np.ndarray | None]:
+        """Return what embedding drawer ``row`` asks of the embedder: (texts, the chunk kind
+        of each, the vector that goes before theirs or None).
+
+        Usually :meth:`parts`. A drawer holding its opening window only (its later windows
+        still to come) asks for the rest, and its opening vector goes first. With
+        ``opening_first``, a person's own turn of several windows asks for its opening window
+        alone (kind :data:`~palazzo.core.columns.OPENING`) when it has none yet: searchable
+        by meaning at a fraction of the model work (a 20k export's own turns are 2.7 M
+        characters in opening windows of 4.4 M), the rest embedded after every drawer has a
+        vector (:meth:`embedding_queue`). An opening window without a letter or digit gets
+        no vector from some embedders and is not split off. Cost: :meth:`parts`.
+        """
+        s = self.drawers
+        did = s.ids[row]
+        if did in self.answers():
+            return *self.parts(s.content[row], True), None
+        texts, kinds = self.parts(s.content[row])
+        if s.has_vector[row] and s.opening(row):
+            return texts[1:], kinds[1:], s.vectors[row].copy()
+        if (opening_first and not s.has_vector[row] and kinds.count(WINDOW) >= 2
+                and did in self.own_turns() and any(ch.isalnum() for ch in texts[0])):
+            return texts[:1], [OPENING], None
+        return texts, kinds, None
 
     def pieces(self, content: str, answer: bool = False) -> list[str]:
         """Return the texts the vector side embeds for ``content``: the text itself, or its
@@ -670,11 +712,12 @@ class Palace:
             self._roles = (key, frozenset(answers), frozenset(users))
         return self._roles
 
-    def _embed(self, rows: list[int]) -> int:
-        """Embed the drawers at ``rows`` (all their chunks in one embedder call) and store
-        the vectors; return how many rows, from the first, got theirs: all of them unless
-        the vectors are being computed elsewhere and some have not arrived. Cost: one
-        ``embed`` over about 1.2× the rows' text (one a row when some have not arrived)."""
+    def _embed(self, rows: list[int], opening_first: bool = False) -> int:
+        """Embed the drawers at ``rows`` (all their texts, :meth:`embedding_texts`, in one
+        embedder call) and store the vectors; return how many rows, from the first, got
+        theirs: all of them unless the vectors are being computed elsewhere and some have
+        not arrived. Cost: one ``embed`` over about 1.2× the rows' text (one a row when some
+        have not arrived)."""
         assert self.embedder is not None
         s = self.drawers
         unread = scripts.unread_mask(self, np.asarray(rows, dtype=np.intp))
@@ -684,28 +727,32 @@ class Palace:
             for r in np.asarray(rows)[unread].tolist():
                 s.set_vector(r, np.zeros(s.dim, np.float32))
             kept = [r for r, u in zip(rows, unread.tolist(), strict=True) if not u]
-            answered = self._embed(kept) if kept else 0
+            answered = self._embed(kept, opening_first) if kept else 0
             return len(rows) if answered == len(kept) else list(rows).index(kept[answered])
-        answers = self.answers()
-        parts, kinds = zip(*(self.parts(s.content[r], s.ids[r] in answers) for r in rows),
-                           strict=True)
+        asked = [self.embedding_texts(r, opening_first) for r in rows]
         try:
-            vectors = self.embedder.embed([p for ps in parts for p in ps])
+            vectors = self.embedder.embed([t for texts, _, _ in asked for t in texts])
         except VectorsPending:
             # The vectors are being computed elsewhere (the browser's embedding worker):
             # the drawers without theirs stay without, searchable by their words, until
             # the background embedding (``reindex``) gives them theirs.
             answered = 0
-            while len(rows) > 1 and answered < len(rows) and self._embed([rows[answered]]):
+            while (len(rows) > 1 and answered < len(rows)
+                   and self._embed([rows[answered]], opening_first)):
                 answered += 1
             return answered
         at = 0
-        for r, ps, ks in zip(rows, parts, kinds, strict=True):
-            if len(ps) == 1:
-                self.drawers.set_vector(r, vectors[at])
+        for r, (texts, kinds, before) in zip(rows, asked, strict=True):
+            got = vectors[at : at + len(texts)]
+            at += len(texts)
+            if before is not None:  # the rest of a drawer that had its opening window
+                s.set_chunks(r, np.vstack([before[None, :], got]), kinds=[WINDOW, *kinds])
+            elif kinds == [OPENING]:
+                s.set_opening(r, got[0])
+            elif len(texts) == 1:
+                s.set_vector(r, got[0])
             else:
-                self.drawers.set_chunks(r, vectors[at : at + len(ps)], kinds=ks)
-            at += len(ps)
+                s.set_chunks(r, got, kinds=kinds)
         return len(rows)
 
     def set_embedder(self, embedder: Embedder) -> None:

@@ -294,6 +294,75 @@ def test_an_answer_gets_one_vector_of_its_opening_and_a_persons_turns_all_their_
     assert status["to_embed"] == 0 and status["to_embed_own"] == 0
 
 
+def _long_turns(palace):
+    """A conversation with a person's long question and a short one, then a long note."""
+    long_question = "How do I prune roses in winter without hurting the buds? " * 6
+    call(palace, "import_conversation", {"conversation": "chat", "messages": [
+        {"role": "user", "content": long_question, "timestamp": 1_000.0},
+        {"role": "assistant", "content": "Cut above a bud.", "timestamp": 1_001.0},
+        {"role": "user", "content": "Thanks, and the climbers?", "timestamp": 1_002.0}]})
+    note, _ = palace.add_drawer("notes", "n", "A long note about the garden beds. " * 12)
+    s = palace.drawers
+    question = next(r for r in s.live_rows().tolist() if s.content[r].startswith("How do"))
+    return question, palace.row(note)
+
+
+def test_opening_first_gives_a_long_turn_its_opening_window_then_the_rest_as_one_pass_would():
+    palace = Palace(clock=lambda: 0.0, chunk_size=120)
+    question, note = _long_turns(palace)
+    emb = _EnglishOnly()
+    palace.set_embedder(emb)
+    windows = palace.pieces(palace.drawers.content[question])
+    assert len(windows) > 2
+    first = call(palace, "reindex", {"limit": 10, "opening_first": True})
+    s = palace.drawers
+    # Every drawer has a vector; the question has its opening window's only, the rest to come.
+    assert first["embedded"] == 4 and first["remaining"] == 1
+    assert s.opening(question) and not s.opening(note) and len(s.chunks.of_row[note]) > 1
+    assert windows[0] in emb.texts and windows[1] not in emb.texts
+    status = call(palace, "palace_status", {})
+    assert status["to_embed"] == 0 and status["to_embed_own"] == 0
+    assert status["to_complete"] == 1 and status["embedded"] == 4
+    hits = call(palace, "search", {"query": windows[0], "limit": 1, "mode": "vector"})
+    assert hits["results"][0]["drawer_id"] == s.ids[question]  # found by meaning already
+    assert [int(r) for r in palace.embedding_queue()] == [question]
+    emb.texts.clear()
+    rest = call(palace, "reindex", {"limit": 10, "opening_first": True})
+    assert rest["embedded"] == 1 and rest["remaining"] == 0
+    assert windows[0] not in emb.texts and windows[1] in emb.texts  # the rest only
+    assert not s.opening(question) and call(palace, "palace_status", {})["to_complete"] == 0
+    # The same vectors as embedding it in one pass.
+    once = Palace(clock=lambda: 0.0, chunk_size=120)
+    q1, _ = _long_turns(once)
+    once.set_embedder(_EnglishOnly())
+    call(once, "reindex", {})
+    o = once.drawers
+    assert np.array_equal(o.vectors[q1], s.vectors[question])
+    assert np.array_equal(o.chunks.vectors[o.chunks.of_row[q1]],
+                          s.chunks.vectors[s.chunks.of_row[question]])
+    assert np.array_equal(o.chunks.kind[o.chunks.of_row[q1]],
+                          s.chunks.kind[s.chunks.of_row[question]])
+
+
+def test_a_long_turn_waiting_for_its_rest_survives_a_palace_file_and_any_reindex_completes_it():
+    from palazzo.formats.palacefile import export_palace
+
+    palace = Palace(clock=lambda: 0.0, chunk_size=120)
+    question, _ = _long_turns(palace)
+    palace.set_embedder(_EnglishOnly())
+    call(palace, "reindex", {"limit": 10, "opening_first": True})
+    doc = export_palace(palace)
+    assert "3" in doc["palace"]["chunk_vectors"]["kinds"]
+    copy = Palace(clock=lambda: 0.0, chunk_size=120, embedder=_EnglishOnly())
+    call(copy, "import", {"document": doc, "reindex": False, "take_name": True})
+    row = copy.row(palace.drawers.ids[question])
+    assert copy.drawers.opening(row) and copy.drawers.has_vector[row]
+    assert call(copy, "palace_status", {})["to_complete"] == 1
+    call(copy, "reindex", {})  # the command line's whole reindex, no opening_first
+    assert not copy.drawers.opening(row) and len(copy.drawers.chunks.of_row[row]) > 2
+    assert call(copy, "palace_status", {})["to_complete"] == 0
+
+
 def test_the_turn_roles_follow_new_turns_and_the_status_counts_only_readable_own_turns():
     palace = Palace(clock=lambda: 0.0)
     call(palace, "import_conversation", {"conversation": "a", "messages": [

@@ -115,6 +115,10 @@ def text_lengths(column: Any, rows: np.ndarray) -> np.ndarray:
 WINDOW = 0  # a chunk kind: a window of the drawer's text
 EVENT_OWN = 1  # an event sentence of the speaker's (or whose subject is not known)
 EVENT_OTHER = 2  # an event sentence about someone else
+# The opening window of a long drawer whose later windows are not embedded yet (a person's
+# long turn, embedded opening first: Palace.embedding_queue); its only chunk.
+OPENING = 3
+EVENTS = (EVENT_OWN, EVENT_OTHER)
 
 
 class ChunkTable:
@@ -128,7 +132,9 @@ class ChunkTable:
     ``kind`` is :data:`WINDOW` for a window of the drawer's text and :data:`EVENT_OWN` /
     :data:`EVENT_OTHER` for one of its event sentences (:mod:`palazzo.memory.events`): a
     drawer scores by its best window, and only a question's event clause is matched against
-    event sentences (:mod:`palazzo.retrieval.events`).
+    event sentences (:mod:`palazzo.retrieval.events`). :data:`OPENING` marks the one chunk
+    of a drawer that has its opening window's vector and is waiting for the rest (a window
+    for scoring).
     """
 
     def __init__(self, dim: int, capacity: int = 16) -> None:
@@ -186,7 +192,7 @@ class ChunkTable:
         (-inf for rows without chunks). Cost: one matvec over the chunk matrix plus one
         unbuffered ``np.maximum.at`` over the live windows."""
         m = self.size
-        live = np.flatnonzero(self.alive[:m] & (self.kind[:m] == WINDOW))
+        live = np.flatnonzero(self.alive[:m] & np.isin(self.kind[:m], (WINDOW, OPENING)))
         best = np.full(size, -np.inf, dtype=np.float32)
         sims = self.vectors[:m] @ q
         np.maximum.at(best, self.drawer_row[live], sims[live].astype(np.float32))
@@ -197,7 +203,7 @@ class ChunkTable:
         ``q``, ``other_penalty`` taken off for someone else's (-inf for rows without event
         sentences). Cost: a matvec over the event sentences only."""
         m = self.size
-        live = np.flatnonzero(self.alive[:m] & (self.kind[:m] != WINDOW))
+        live = np.flatnonzero(self.alive[:m] & np.isin(self.kind[:m], EVENTS))
         best = np.full(size, -np.inf, dtype=np.float32)
         if len(live):
             sims = self.vectors[live] @ q - other_penalty * (self.kind[live] == EVENT_OTHER)
@@ -211,7 +217,13 @@ class ChunkTable:
     def event_count(self) -> int:
         """Return how many live chunks are event sentences. O(chunks)."""
         m = self.size
-        return int(np.count_nonzero(self.alive[:m] & (self.kind[:m] != WINDOW)))
+        return int(np.count_nonzero(self.alive[:m] & np.isin(self.kind[:m], EVENTS)))
+
+    def opening_rows(self) -> np.ndarray:
+        """Return the drawer rows that hold their opening window's vector only (an
+        :data:`OPENING` chunk), ascending. O(chunks)."""
+        m = self.size
+        return np.sort(self.drawer_row[:m][self.alive[:m] & (self.kind[:m] == OPENING)])
 
 
 class DrawerStore:
@@ -352,6 +364,9 @@ class DrawerStore:
         vectors = np.asarray(vectors, dtype=np.float32)
         kinds = (np.zeros(len(vectors), np.uint8) if kinds is None
                  else np.asarray(kinds, dtype=np.uint8))
+        if len(kinds) == 1 and kinds[0] == OPENING:
+            self.set_opening(row, vectors[0])
+            return
         keep = np.any(vectors != 0.0, axis=1)
         vectors, kinds = vectors[keep], kinds[keep]
         windows = vectors[kinds == WINDOW]
@@ -364,6 +379,21 @@ class DrawerStore:
             return
         self.set_vector(row, mean)
         self.chunks.put(row, vectors, kinds)
+
+    def set_opening(self, row: int, vector: np.ndarray) -> None:
+        """Store the vector of the opening window of long drawer ``row`` as its vector and
+        mark it waiting for the rest (its one chunk, of kind :data:`OPENING`): searchable by
+        meaning now, completed by a later embedding step. A zero vector is no vector.
+        O(dim)."""
+        self.set_vector(row, vector)
+        if self.has_vector[row]:
+            self.chunks.put(row, np.asarray(vector, np.float32)[None, :],
+                            np.array([OPENING], np.uint8))
+
+    def opening(self, row: int) -> bool:
+        """Return whether drawer ``row`` holds its opening window's vector only. O(1)."""
+        slots = self.chunks.of_row.get(row)
+        return bool(slots) and len(slots) == 1 and self.chunks.kind[slots[0]] == OPENING
 
     def set_fingerprint(self, fingerprint: str, name: str | None = None) -> None:
         """Switch the index to another embedder: vectors of the previous one are dropped.

@@ -9,7 +9,8 @@ pheromones), entity and agent, the node pheromones of wings, rooms, closets and 
 float32) with the embedder that made it, plus the chunk vectors of long drawers
 (``chunk_vectors``: drawer ids repeated once a chunk, in chunk order, the matrix in the
 same dtype and dim as ``vectors``, and ``kinds``, one digit a chunk: 0 a window of the
-text, 1 or 2 an event sentence, absent when all are windows).
+text, 1 or 2 an event sentence, 3 the opening window of a long turn whose later windows are
+not embedded yet, absent when all are windows).
 
 Reading validates the whole file before anything is built, so a malformed, truncated or
 hostile file is refused with the place it went wrong, and the open palace is never touched
@@ -176,7 +177,7 @@ def _export_chunks(s, rows: list[int], dtype: type) -> dict[str, Any] | None:
     out = {"ids": [s.ids[r] for r in chunked for _ in s.chunks.of_row[r]],
            "data": _b64(s.chunks.vectors[slots].astype(dtype))}
     kinds = s.chunks.kind[slots]
-    if kinds.any():  # one digit a chunk: 0 a window, 1/2 an event sentence (core.columns)
+    if kinds.any():  # one digit a chunk: 0 a window, 1/2 an event sentence, 3 an opening
         out["kinds"] = "".join(map(str, kinds.tolist()))
     return out
 
@@ -719,7 +720,8 @@ def _read_chunks(value: Any, vectors: dict[str, Any] | None, renamed: dict[str, 
 
     The chunks use the dtype and dim of ``vectors``; every id must be a drawer that has a
     vector there, and a drawer's chunks must be consecutive. ``kinds`` (optional; files
-    before event sentences hold windows only) is one digit a chunk, 0, 1 or 2.
+    before event sentences hold windows only) is one digit a chunk, 0 to 3
+    (:mod:`palazzo.core.columns`: a window, an event sentence, an opening window alone).
     Cost: O(chunks · dim).
     """
     if value is None:
@@ -737,8 +739,8 @@ def _read_chunks(value: Any, vectors: dict[str, Any] | None, renamed: dict[str, 
     matrix = _read_matrix(v, len(names), vectors["dim"], vectors["dtype"], where)
     kinds_text = v.get("kinds", "0" * len(names))
     if not (isinstance(kinds_text, str) and len(kinds_text) == len(names)
-            and set(kinds_text) <= {"0", "1", "2"}):
-        raise ImportRejected(f"{where}.kinds must be one digit 0, 1 or 2 a chunk")
+            and set(kinds_text) <= {"0", "1", "2", "3"}):
+        raise ImportRejected(f"{where}.kinds must be one digit 0 to 3 a chunk")
     kinds = np.frombuffer(kinds_text.encode("ascii"), dtype=np.uint8) - ord("0")
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     start = 0
@@ -746,6 +748,9 @@ def _read_chunks(value: Any, vectors: dict[str, Any] | None, renamed: dict[str, 
         end = start
         while end < len(names) and names[end] == name:
             end += 1
+        if end - start > 1 and (kinds[start:end] == 3).any():
+            raise ImportRejected(f"{where}: an opening window (kind 3) must be its drawer's "
+                                 "only chunk")
         out[name] = (matrix[start:end], kinds[start:end])
         start = end
     return out

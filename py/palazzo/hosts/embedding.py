@@ -27,7 +27,9 @@ class EmbeddingSteps:
 
     def __iter__(self) -> Iterator[tuple[int, int, str]]:
         status = self.call("palace_status", {})
-        missing = status.get("to_embed", status["drawers"] - status["embedded"])
+        # with the long turns a browser tab gave only their opening window's vector so far
+        missing = (status.get("to_embed", status["drawers"] - status["embedded"])
+                   + status.get("to_complete", 0))
         if status["embedder"] is None or missing <= 0:
             return
         left = None
@@ -74,8 +76,11 @@ class IndexingRate:
     only as the moment it ended (the rate is what the later steps wrote over the time since):
     a first step carries the start-up (the model loading, its first batch), and a page that
     said "0.0 drawers/s, about 10,989 min left" after one drawer, then "about 20 min" a few
-    steps later, was out by orders of magnitude. Nothing is said until the window holds
-    :attr:`MIN_STEPS` steps over :attr:`MIN_SECONDS`. Cost: O(window) a call.
+    steps later, was out by orders of magnitude. A step that finds more drawers waiting than
+    the one before left starts the window again too: drawers came meanwhile (an import's
+    batches, between which a 20k import's steps made "0.3 drawers/s, about 1,162 min
+    left"). Nothing is said until the window holds :attr:`MIN_STEPS` steps over
+    :attr:`MIN_SECONDS`. Cost: O(window) a call.
     """
 
     PAUSE = 30.0
@@ -95,6 +100,10 @@ class IndexingRate:
         if seconds > 0:
             last = self.steps[-1][2] if self.steps else None
             if at is not None and last is not None and at - seconds - last > self.PAUSE:
+                self.steps.clear()
+            if remaining > self.remaining:
+                # Drawers came meanwhile (an import's batches between these steps): the
+                # steps before went at the pace of a page busy importing.
                 self.steps.clear()
             self.steps.append((int(embedded), float(seconds), at))
         self.remaining = int(remaining)

@@ -326,24 +326,32 @@ def _planned(remote: Any, texts: list[str]) -> list[Any]:
                      for b in batches]]
 
 
-def embed_plan(bridge: Bridge, limit: int = 16) -> list[Any]:
+# The page's background embedding gives a person's long turns their opening window's vector
+# first, the rest after every drawer has one (Palace.embedding_texts): their own words are
+# searchable by meaning sooner in a tab where the model is the slow part.
+OPENING_FIRST = True
+
+
+def embed_plan(bridge: Bridge, limit: int = 16, skip: int = 0) -> list[Any]:
     """Return the token ids the embedding worker must embed for the next ``limit`` drawers
     without a vector (those ``reindex`` takes next, :meth:`Palace.embedding_queue`'s
-    order): [plan number, batches], each batch
+    order), past the first ``skip`` (the worker plans the step after the one it is about
+    to store, so the model computes while the step is stored): [plan number, batches], each
+    batch
     [ids (int32 bytes, n×t, 0-padded), n, t]; empty when there is nothing to embed or the
     embedder is not the remote one. The texts are those the engine will ask for
-    (:meth:`Palace.pieces`: an assistant's answer, its opening window alone); planning every
-    window of an answer made the page's embedding worker compute vectors nothing used.
-    Cost: tokenising those drawers' chunks."""
+    (:meth:`Palace.embedding_texts`: an assistant's answer, its opening window alone; a
+    person's long turn, its opening window first); planning every window of an answer made
+    the page's embedding worker compute vectors nothing used. Cost: tokenising those
+    drawers' chunks."""
     remote = _remote(bridge)
     lib = bridge.library
     if remote is None or not lib.writable or lib.store is None:
         return []
     palace = bridge.palace
-    s = palace.drawers
-    rows = palace.embedding_queue()[: max(1, int(limit))]  # what reindex takes next
-    answers = palace.answers()
-    texts = [p for r in rows for p in palace.pieces(s.content[r], answer=s.ids[r] in answers)]
+    skip = max(0, int(skip))
+    rows = palace.embedding_queue()[skip : skip + max(1, int(limit))]  # what reindex takes
+    texts = [t for r in rows for t in palace.embedding_texts(int(r), OPENING_FIRST)[0]]
     return _planned(remote, texts)
 
 
@@ -357,7 +365,7 @@ def unembedded(bridge: Bridge) -> int:
         return 0
     s = bridge.palace.drawers
     rows = s.live_rows()
-    return int((~s.has_vector[rows]).sum())
+    return int((~s.has_vector[rows]).sum()) + len(s.chunks.opening_rows())
 
 
 def query_plan(bridge: Bridge, texts: Any) -> list[Any]:
@@ -412,7 +420,7 @@ def embed_step(bridge: Bridge, limit: int = 16, seconds: float | None = None) ->
     # Vectors are derived data: a read-only tab leaves them to the tab that writes.
     if not lib.writable or bridge.palace.embedder is None:
         return {"embedded": 0, "remaining": 0}
-    out = bridge.call("reindex", {"limit": limit})
+    out = bridge.call("reindex", {"limit": limit, "opening_first": OPENING_FIRST})
     if seconds is not None:
         RATE.record(out["embedded"], float(seconds), out["remaining"], time.monotonic())
     _refresh_status(bridge)

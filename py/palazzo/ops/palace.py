@@ -58,8 +58,9 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
         # MiniLM): their words rank them, not their vectors; None when it reads every script
         "unread": None if unread is None else {"drawers": int(unread.sum()),
                                                "script": scripts.reads(emb)},
-        # drawers still waiting for a vector they can get (what background embedding does)
-        # and, of them, a person's own turns of conversations (embedded first)
+        # drawers still waiting for a vector they can get (what background embedding does),
+        # of them a person's own turns of conversations (embedded first), and the long
+        # turns searchable by their opening window's vector, the rest to come
         **_to_embed(palace, live, unread),
         "embedder": None if emb is None else {
             "name": emb.name, "dim": emb.dim, "fingerprint": emb.fingerprint,
@@ -77,21 +78,24 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
 
 def _to_embed(palace: Palace, live: np.ndarray,
               unread: np.ndarray | None) -> dict[str, int]:
-    """Return ``{"to_embed": n, "to_embed_own": m}``: how many live drawers lack a vector
-    their embedder can give them (those in a script it does not read never get one), and how
-    many of those are a user's own turns of a conversation. ``live`` are the live rows and
-    ``unread`` their :func:`scripts.unread_mask`. Cost: O(live drawers), plus one set
-    lookup per waiting drawer (:meth:`Palace.own_turns` is cached)."""
+    """Return ``{"to_embed": n, "to_embed_own": m, "to_complete": k}``: how many live
+    drawers lack a vector their embedder can give them (those in a script it does not read
+    never get one), how many of those are a user's own turns of a conversation, and how many
+    drawers have their opening window's vector only, the rest of their windows to come
+    (:meth:`Palace.embedding_texts`). ``live`` are the live rows and ``unread`` their
+    :func:`scripts.unread_mask`. Cost: O(live drawers + chunks), plus one set lookup per
+    waiting drawer (:meth:`Palace.own_turns` is cached)."""
     s = palace.drawers
     wanting = ~s.has_vector[live]
     if unread is not None:
         wanting &= ~unread
     waiting = live[wanting]
+    complete = len(s.chunks.opening_rows())
     if not len(waiting):
-        return {"to_embed": 0, "to_embed_own": 0}
+        return {"to_embed": 0, "to_embed_own": 0, "to_complete": complete}
     users = palace.own_turns()
     own = sum(s.ids[int(r)] in users for r in waiting.tolist()) if users else 0
-    return {"to_embed": int(len(waiting)), "to_embed_own": int(own)}
+    return {"to_embed": int(len(waiting)), "to_embed_own": int(own), "to_complete": complete}
 
 
 def _room_counts(palace: Palace) -> dict[tuple[str, str], int]:
@@ -374,9 +378,12 @@ def _reindex_replay(args: dict[str, Any], result: Result) -> dict[str, Any]:
 
 @operation("reindex", "Embed drawers that lack a vector of the current embedder "
            "(all of them with force); with limit, a step: the most wanted first (a "
-           "person's own turns, then short drawers, newest first); with drawers, those.",
+           "person's own turns, then short drawers, newest first); with drawers, those. "
+           "With opening_first, a person's long turn gets its opening window's vector "
+           "first and the rest after every drawer has one.",
            obj({"force": {"type": "boolean"}, "limit": LIMIT,
-                "drawers": {"type": "array", "items": NAME, "maxItems": 10_000}}),
+                "drawers": {"type": "array", "items": NAME, "maxItems": 10_000},
+                "opening_first": {"type": "boolean"}}),
            mutates=True, replay=_reindex_replay)
 def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     """Embed the live drawers that lack a vector (every live drawer with ``force``); return
@@ -388,10 +395,13 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     embedder) gets the zero vector, which is no vector. Such drawers stay missing, so with
     ``limit`` (a host embedding in steps) a step goes on past them until it has written
     ``limit`` vectors or tried every drawer: each step either makes progress or ends with
-    ``remaining`` 0, and a host's loop over steps always ends. Cost: embedding the tried
-    drawers: at most ``limit`` that get a vector, plus the drawers that cannot get one, which
-    every step tries again (cheap for the embedders that make zero vectors, hashing and
-    TF-IDF: such a text has no features).
+    ``remaining`` 0, and a host's loop over steps always ends. A drawer holding its opening
+    window's vector only (``opening_first``, :meth:`Palace.embedding_texts`) is waiting too:
+    a step that gives a drawer its opening window counts it in ``embedded`` and in
+    ``remaining`` (its rest), and the step that gives it the rest in ``embedded``. Cost:
+    embedding the tried drawers: at most ``limit`` that get a vector, plus the drawers that
+    cannot get one, which every step tries again (cheap for the embedders that make zero
+    vectors, hashing and TF-IDF: such a text has no features).
     """
     if palace.embedder is None:
         raise ValidationError("this palace has no embedder to reindex with")
@@ -408,11 +418,14 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     if "drawers" in args:
         rows = np.asarray(sorted({palace.row(d) for d in args["drawers"]}), dtype=np.intp)
         if not args.get("force", False):
-            rows = rows[~s.has_vector[rows]]
+            waiting = ~s.has_vector[rows]
+            waiting |= np.isin(rows, s.chunks.opening_rows())
+            rows = rows[waiting]
     elif args.get("force", False):
         rows = live
     else:
-        rows = palace.embedding_queue() if "limit" in args else live[~s.has_vector[live]]
+        rows = (palace.embedding_queue() if "limit" in args
+                else np.union1d(live[~s.has_vector[live]], s.chunks.opening_rows()))
     # Text the embedder does not read gets no vector and is no failure (scripts.Unread):
     # left out here (with force, still handed over: a vector it had is taken away).
     unread = scripts.unread_mask(palace, rows)
@@ -420,13 +433,14 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
         rows = rows[~unread]
     todo = len(rows)
     step = args.get("limit", max(todo, 1))
-    written, tried, failed = 0, 0, []
+    written, tried, failed, opened = 0, 0, [], 0
     while tried < todo and written < step:
         batch = rows[tried : tried + step - written]
-        answered = palace.embed_rows(batch)
+        answered = palace.embed_rows(batch, opening_first=args.get("opening_first", False))
         done = batch[:answered]
         got = s.has_vector[done]
         written += int(got.sum())
+        opened += sum(bool(s.opening(int(r))) for r in done[got])  # their rest: still to come
         missed = done[~got]
         if unread is not None and len(missed):
             missed = missed[~scripts.unread_mask(palace, missed)]
@@ -435,7 +449,8 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
         if answered < len(batch):
             break  # the rest's vectors are still being computed elsewhere: a later step
     listed = 20
-    return {"embedded": written, "remaining": todo - tried, "embedder": palace.embedder.name,
+    return {"embedded": written, "remaining": todo - tried + opened,
+            "embedder": palace.embedder.name,
             "tried": [s.ids[int(r)] for r in rows[:tried]] if "limit" in args else [],
             "fingerprint": palace.embedder.fingerprint,
             "total_embedded": int(s.has_vector[: s.size].sum()),

@@ -195,8 +195,10 @@ BAD_CHUNKS = [
     (lambda b: b["chunk_vectors"]["ids"].append(b["chunk_vectors"]["ids"][0]),
      "consecutively"),
     (lambda b: b.update(vectors=None), "needs palace.vectors"),
-    (lambda b: b["chunk_vectors"].update(kinds="3" * len(b["chunk_vectors"]["ids"])),
+    (lambda b: b["chunk_vectors"].update(kinds="4" * len(b["chunk_vectors"]["ids"])),
      "kinds must be one digit"),
+    (lambda b: b["chunk_vectors"].update(kinds="3" * len(b["chunk_vectors"]["ids"])),
+     "must be its drawer's only chunk"),
     (lambda b: b["chunk_vectors"].update(kinds="0"), "kinds must be one digit"),
     (lambda b: b["settings"].update(chunk_size=5), "chunk_size is out of range"),
 ]

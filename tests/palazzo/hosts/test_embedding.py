@@ -68,3 +68,17 @@ def test_a_long_pause_between_steps_starts_the_window_again():
     rate.record(10, 1.0, 90, at=11.0)
     rate.record(10, 2.0, 80, at=11.0 + IndexingRate.PAUSE + 5)  # an import ran meanwhile
     assert rate.per_second() == 5.0  # the last step alone
+
+
+def test_drawers_coming_between_steps_start_the_window_again():
+    # Steps between an import's batches: each finds more drawers waiting than the last left.
+    rate = IndexingRate()
+    left = 0
+    for i in range(6):
+        left += 500 - 1
+        rate.record(1, 3.0, left, at=3.0 * (i + 1))
+    assert rate.words() is None  # not "0.3 drawers/s, about 1,000 min left"
+    for i in range(1, 8):  # the import is done: steps of 16 every 1.5 s
+        left -= 16
+        rate.record(16, 1.4, left, at=18.0 + 1.5 * i)
+    assert abs(rate.per_second() - 16 / 1.5) < 1e-9

@@ -31,6 +31,11 @@ def test_status_says_in_words_what_search_can_do():
     assert search_words(status(embedder=None), False) == "keyword search only (no language model)"
     assert search_words(status(embedder={"name": "hash"}), False) == "similarity search ready"
     assert search_words(status(drawers=0, embedded=0), False) == "semantic search ready"
+    # Every drawer has a vector; some long turns have their opening window's only so far.
+    assert search_words(status(to_embed=0, to_complete=1234), False) == (
+        "semantic search ready · embedding the rest of 1,234 long turns…")
+    assert search_words(status(to_embed=0, to_complete=1), False, "3.0 drawers/s") == (
+        "semantic search ready · embedding the rest of 1 long turn · 3.0 drawers/s")
 
 
 def test_status_says_which_drawers_semantic_search_does_not_read():

@@ -67,19 +67,30 @@ def test_a_plan_asks_for_an_answers_opening_window_only_and_that_is_enough(engin
         work(bridge, model, plan)
         worker.embed_step(bridge, 64)
     palace = bridge.palace
-    question = "How do I prune the roses in winter without hurting the buds? " * 10
+    question = "How do I prune the roses in winter without hurting the buds? " * 16
     answer = "Cut above an outward-facing bud at an angle, in dry weather. " * 20
     bridge.call("import_conversation", {"conversation": "garden", "messages": [
         {"role": "user", "content": question, "timestamp": 1_000.0},
         {"role": "assistant", "content": answer, "timestamp": 1_001.0}]})
     windows = palace.pieces(answer.strip())
-    assert len(windows) > 1 and len(palace.pieces(question.strip())) > 1
+    asked = palace.pieces(question.strip())
+    assert len(windows) > 1 and len(asked) > 2
     number, batches = worker.embed_plan(bridge, 64)
-    planned = sum(n for _, n, _ in batches)
-    # The question's windows and event sentences, and the answer's first window: no more.
-    assert planned == len(palace.pieces(question.strip())) + 1
+    # The question's opening window first (a person's long turn), and the answer's first
+    # window: no more.
+    assert sum(n for _, n, _ in batches) == 2
     work(bridge, model, [number, batches])
-    assert worker.embed_step(bridge, 64) == {"embedded": 2, "remaining": 0}
+    assert worker.embed_step(bridge, 64) == {"embedded": 2, "remaining": 1}
+    status = bridge.call("palace_status")
+    assert status["to_embed"] == 0 and status["to_complete"] == 1
+    assert worker.unembedded(bridge) == 1
+    # Then the rest of the question: its later windows and event sentences only.
+    number, batches = worker.embed_plan(bridge, 64)
+    assert sum(n for _, n, _ in batches) == len(asked) - 1
+    work(bridge, model, [number, batches])
+    assert worker.embed_step(bridge, 64) == {"embedded": 1, "remaining": 0}
+    assert worker.unembedded(bridge) == 0 and worker.embed_plan(bridge, 64) == []
+    assert bridge.call("palace_status")["to_complete"] == 0
 
 
 def test_a_query_plan_asks_only_for_texts_not_known(engine):
@@ -119,3 +130,23 @@ def test_export_streams_the_palace_file_in_pieces_and_says_when_it_is_saved():
     worker.export_end(bridge)
     assert said == [(begun["result"]["name"], sum(map(len, pieces)), None)]
     assert worker.export_next(bridge) is None  # nothing left over for the next export
+
+
+def test_a_plan_past_the_step_being_stored_asks_for_the_drawers_after_it(engine):
+    bridge, model = engine
+    palace = bridge.palace
+    queue = palace.embedding_queue()
+    assert len(queue) > 6
+
+    def planned(plan):  # the texts of a plan's batches
+        return sorted(t for batch in worker._plans[plan[0]] for t in batch.texts)
+
+    texts = [palace.drawers.content[int(r)] for r in queue]
+    assert planned(worker.embed_plan(bridge, 3, skip=3)) == sorted(texts[3:6])
+    # What the worker does: the next step's vectors are computed before this one is stored.
+    first, ahead = worker.embed_plan(bridge, 3), worker.embed_plan(bridge, 3, skip=3)
+    work(bridge, model, first)
+    work(bridge, model, ahead)
+    assert worker.embed_step(bridge, 3)["embedded"] == 3
+    assert worker.embed_plan(bridge, 3) == []  # the next three are known already
+    assert worker.embed_step(bridge, 3)["embedded"] == 3

@@ -417,3 +417,29 @@ def test_a_reindex_step_is_journaled_with_the_drawers_it_tried_so_any_order_repl
     assert set(patched) != set(step["tried"])  # the step alone would take other drawers
     again = PalaceStore(space, make, clock=ticking())
     assert again.status.problem is None and state(again.palace) == before
+
+
+def test_opening_first_steps_replay_and_survive_compaction_with_the_rest_still_to_come():
+    space = MemorySpace()
+    bare = PalaceStore(space, lambda **kw: Palace(clock=lambda: 0.0, chunk_size=120, **kw),
+                       clock=ticking())  # imported text-first, as the page does
+    bare.call("import_conversation", {"conversation": "chat", "messages": [
+        {"role": "user", "content": "How do I prune roses in winter without hurting buds? " * 6,
+         "timestamp": 1_000.0},
+        {"role": "assistant", "content": "Cut above a bud.", "timestamp": 1_001.0}]})
+    make = maker(lambda: HashEmbedder(), chunk_size=120)
+    store = PalaceStore(space, make, clock=ticking())
+    first = store.call("reindex", {"limit": 8, "opening_first": True})
+    assert first["remaining"] == 1 and len(store.palace.drawers.chunks.opening_rows()) == 1
+    before = state(store.palace)
+    again = PalaceStore(space, make, clock=ticking())  # the journal replayed
+    assert state(again.palace) == before
+    assert len(again.palace.drawers.chunks.opening_rows()) == 1
+    again.compact()
+    third = PalaceStore(space, make, clock=ticking())  # from the snapshot
+    assert state(third.palace) == before
+    rest = third.call("reindex", {"limit": 8, "opening_first": True})
+    assert rest == {**rest, "embedded": 1, "remaining": 0}
+    assert len(third.palace.drawers.chunks.opening_rows()) == 0
+    done = state(third.palace)
+    assert state(PalaceStore(space, make, clock=ticking()).palace) == done

@@ -16,8 +16,9 @@ KEPT = {"opfs": "saved in this browser", "indexeddb": "saved in this browser",
 
 def search_words(status: dict[str, Any], model_coming: bool, rate: str | None = None) -> str:
     """Return what search can do now, in words: semantic search ready, embedding k of n
-    (with ``rate``, e.g. "12.5 drawers/s, about 4 min left", when the host measures it), or
-    keyword search only (and why). ``model_coming`` says the host attaches a language
+    (with ``rate``, e.g. "12.5 drawers/s, about 4 min left", when the host measures it),
+    ready while the rest of long turns that have their opening window's vector is embedded,
+    or keyword search only (and why). ``model_coming`` says the host attaches a language
     model later (the browser worker does, after the first render). Costs nothing."""
     emb = status.get("embedder") or {}
     drawers, embedded = status["drawers"], status.get("embedded", 0)
@@ -27,7 +28,12 @@ def search_words(status: dict[str, Any], model_coming: bool, rate: str | None = 
     kind = "similarity" if emb["name"] == "hash" else "semantic"
     # Drawers in a script the model does not read get no vector: they are not waited for.
     todo = status.get("to_embed", drawers - embedded)
+    rest = status.get("to_complete", 0)
     if drawers == 0 or todo <= 0:
+        if rest > 0:  # every drawer has a vector; long turns' later windows are coming
+            line = (f"{kind} search ready · embedding the rest of "
+                    f"{plural(rest, 'long turn')}")
+            return f"{line} · {rate}" if rate else f"{line}…"
         return f"{kind} search ready"
     line = f"{kind} search: embedding {embedded:,} of {embedded + todo:,}"
     return f"{line} · {rate}" if rate else f"{line}…"
