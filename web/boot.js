@@ -1,10 +1,14 @@
 // Boot progress: which stage the worker is in, how long each took, and failures in words.
 
 const stageTimes = {};
+// What the worker said of each stage, by "stage:state" (e.g. the bytes of loaded libraries it
+// let go when the packages were in).
+const stageDetails = {};
 
 export function showStage(msg, origin) {
   const li = document.querySelector(`#boot-stages li[data-stage="${msg.stage}"]`);
   stageTimes[`${msg.stage}:${msg.state}`] = msg.at - origin;
+  if (msg.detail) stageDetails[`${msg.stage}:${msg.state}`] = msg.detail;
   if (!li) return;
   li.classList.remove("active");
   li.classList.add(msg.state === "start" ? "active" : "done");
@@ -29,4 +33,4 @@ export function hideBoot() {
   document.getElementById("app").hidden = false;
 }
 
-export { stageTimes };
+export { stageDetails, stageTimes };

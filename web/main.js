@@ -1,6 +1,6 @@
 // Page entry: start the palace worker, show boot progress, expose window.palazzo.
 import { enhance, enhanceSoon, goToTab } from "./a11y.js";
-import { hideBoot, showError, showStage, stageTimes } from "./boot.js";
+import { hideBoot, showError, showStage, stageDetails, stageTimes } from "./boot.js";
 import { makeDocumentLink } from "./document.js";
 import { makeExporter } from "./exporter.js";
 import { makeImporter } from "./importer.js";
@@ -27,8 +27,13 @@ window.palazzo = {
   call: (name, args) => client.call(name, args),
   // Milliseconds since navigation start at which each boot stage started and ended.
   timings: stageTimes,
+  // What the worker said of each boot stage (e.g. "packages:done": the memory it let go).
+  stages: stageDetails,
   // Milliseconds the last import took: reading and recognising it, then applying it.
   importTimings: {},
+  // Where the background embedding's time went so far (seconds): {steps, plan, model, store,
+  // wall}; null before its first step.
+  embedTimes: null,
 };
 const importer = makeImporter(worker);
 window.palazzo.openImport = importer.open;
@@ -87,6 +92,10 @@ worker.onmessage = async (event) => {
       break;
     case "idle":
       doc.idle();
+      break;
+    case "embed-times":
+      window.palazzo.embedTimes = { steps: msg.steps, plan: msg.plan, model: msg.model,
+        store: msg.store, wall: msg.wall };
       break;
     case "lock-free":
       // The tab that wrote the read-only palace has gone: the interface offers to take over;

@@ -20,6 +20,27 @@ function stage(name, state, detail) {
 }
 
 const quiet = { messageCallback: () => {}, errorCallback: (m) => console.error(m) };
+
+// Load packages, then let go of the bytes of the shared libraries the load instantiated.
+// Pyodide instantiates every library of a package as it loads it and keeps the file in its
+// in-memory file system, where nothing reads it again: an import's dlopen finds the library
+// by its path among those loaded (Emscripten's LDSO) before it would open the file. Emptying
+// the files frees their bytes (80.6 MB of the worker's memory with the 20k palace open,
+// docs/browser.md "Memory"); the files stay, so the import system still finds the modules.
+// Resolves to the bytes freed.
+async function loadPackages(names) {
+  await pyodide.loadPackage(names, quiet);
+  const loaded = pyodide._module && pyodide._module.LDSO && pyodide._module.LDSO.loadedLibsByName;
+  let freed = 0;
+  for (const path of Object.keys(loaded || {})) {
+    if (!path.startsWith("/")) continue;  // the same library under its bare name
+    try {
+      const size = pyodide.FS.stat(path).size;
+      if (size) { pyodide.FS.truncate(path, 0); freed += size; }
+    } catch (err) { /* not a file of the file system (a library loaded from elsewhere) */ }
+  }
+  return freed;
+}
 let pyodide = null;
 let bridge = null;
 let host = null;
@@ -199,8 +220,15 @@ async function embedPlanned(plan) {
     const ids = new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
     results.push(await onnx.embed(ids, n, t));
   }
+  spent.model += results.reduce((sum, r) => sum + r.seconds, 0);
   results.forEach((r, k) => host.embed_supply(bridge, number, k, r.vectors));
 }
+
+// Where the background embedding's time went, in seconds since the page opened: planning
+// (choosing the drawers, tokenising them), the model (the embedding worker's own time),
+// storing (the engine's step and the write), and the whole loop. The page keeps the latest
+// (window.palazzo.embedTimes) for benchmarks.
+const spent = { steps: 0, plan: 0, model: 0, store: 0, wall: 0 };
 
 // Have the vectors of `texts` (a search's query) computed before the call that needs them.
 async function prepareTexts(texts) {
@@ -224,13 +252,26 @@ let embedding = null;
 // it ends, so a drawer added during its last step is not left without a vector.
 let lookAgain = false;
 let stepping = false;
+// Plan the `limit` drawers after the first `skip` of the embedding queue and have the
+// embedding worker compute their vectors; resolves once they are handed to the engine.
+async function planAndEmbed(limit, skip) {
+  const plan = await serial(async () => {
+    const p0 = performance.now();
+    try { return pyList(host.embed_plan(bridge, limit, skip)); } finally { spent.plan += (performance.now() - p0) / 1000; }
+  });
+  await embedPlanned(plan);
+}
+
 function embedMissing() {
   if (embedding) { lookAgain = true; return embedding; }
   embedding = (async () => {
     // Drawers a step: sized so a step takes about a second (long drawers embed as many
     // chunks, and with MiniLM under Pyodide one may take several seconds), 1 to 64.
-    let limit = 16;
+    let size = 16;  // of the next plan
+    let limit = size;  // of this step
     let left = Infinity;
+    // The next step's vectors, being computed while this step is stored: {limit, done}.
+    let ahead = null;
     lookAgain = false;
     try {
       for (;;) {
@@ -239,21 +280,38 @@ function embedMissing() {
         const t0 = performance.now();
         if (onnx && onnx.info) {
           // The embedding worker computes while this worker answers the page.
-          await embedPlanned(await serial(async () => pyList(host.embed_plan(bridge, limit))));
-        }
+          if (ahead) {
+            limit = ahead.limit;
+            await ahead.done;
+          } else {
+            limit = size;
+            await planAndEmbed(limit, 0);
+          }
+          // The drawers after these are planned now, and the embedding worker computes them
+          // while this worker stores this step (the engine's step and the write).
+          const done = planAndEmbed(size, limit);
+          done.catch(() => {});  // awaited by the next step, or dropped with the loop
+          ahead = { limit: size, done };
+        } else limit = size;
         const step = await serial(async () => {
+          const s0 = performance.now();
           stepping = true;  // the step's own change is not a reason to look again
           let out;
           try { out = host.embed_step(bridge, limit, (performance.now() - t0) / 1000); } finally { stepping = false; }
           const result = out.toJs({ dict_converter: Object.fromEntries });
           out.destroy();
           await flush();
+          spent.store += (performance.now() - s0) / 1000;
           return result;
         });
         const seconds = (performance.now() - t0) / 1000;
+        spent.steps += 1;
+        spent.wall += seconds;
+        self.postMessage({ type: "embed-times", ...spent });
         // Done, or a step that neither embedded nor got past a drawer: stop (unless
         // drawers may have come meanwhile).
         if (!step.remaining || (!step.embedded && step.remaining >= left)) {
+          ahead = null;  // planned past the end, or past drawers that get no vector
           if (!lookAgain) break;
           lookAgain = false;
           left = Infinity;
@@ -262,10 +320,11 @@ function embedMissing() {
         left = step.remaining;
         // Towards a second a step, by at most half or double a step: one slow step (the
         // model's start-up, the page busy) must not leave steps of one drawer, whose fixed
-        // cost then sets the pace (a 20k palace's first minute went at 0.3 drawers/s).
+        // cost then sets the pace (a 20k palace's first minute went at 0.3 drawers/s). The
+        // step already planned keeps its size; the plan after it takes the new one.
         const aim = Math.round(limit / Math.max(seconds, 0.001));
         const next = Math.min(limit * 2, Math.max(Math.ceil(limit / 2), aim));
-        limit = Math.max(1, Math.min(64, next));
+        size = Math.max(1, Math.min(64, next));
       }
     } finally {
       embedding = null;
@@ -445,8 +504,8 @@ async function boot() {
 
     current = "packages";
     stage("packages", "start", build.packages.join(", "));
-    await pyodide.loadPackage(build.packages, quiet);
-    stage("packages", "done");
+    const freed = await loadPackages(build.packages);
+    stage("packages", "done", `${(freed / 1e6).toFixed(1)} MB of loaded libraries let go`);
 
     current = "engine";
     stage("engine", "start");
@@ -507,7 +566,7 @@ async function boot() {
     current = "deferred";
     stage("deferred", "start", build.deferred_packages.join(", "));
     const attached = attachEmbedder();
-    await pyodide.loadPackage(build.deferred_packages, quiet);
+    const released = await loadPackages(build.deferred_packages);
     markPackages();
     // Views that needed them (the search filter's communities) show them now.
     await serial(async () => {
@@ -515,7 +574,7 @@ async function boot() {
     });
     await attached;
     await embedMissing();
-    stage("deferred", "done");
+    stage("deferred", "done", `${(released / 1e6).toFixed(1)} MB of loaded libraries let go`);
   } catch (err) {
     markPackages();  // imports go on; one that needs a missing package says so
     const text = String(err && err.message ? err.message : err);

@@ -85,10 +85,13 @@ def shown_against_measured(curve: list[dict], ahead: float = 120.0,
 
 def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[str, object]:
     """Follow the background embedding after an import, from the moment the import is done:
-    every 15 s the status (embedded, to embed, a person's own turns to embed) and the rate
-    the status line shows; with ``reload_at`` (seconds) reload the page once then and count
-    what the reload kept. Return the curve and when the own turns and everything were done.
-    Cost: up to ``minutes`` of the page's embedding."""
+    every 15 s the status (embedded, to embed, a person's own turns to embed), the rate the
+    status line shows and where the page's embedding time went
+    (``window.palazzo.embedTimes``); with ``reload_at`` (seconds) reload the page once then
+    and count what the reload kept. Return the curve and when the own turns had a vector
+    (their opening window's, for long ones), when every drawer had one, and when everything
+    was done (long turns' later windows too). Cost: up to ``minutes`` of the page's
+    embedding."""
     t0 = time.perf_counter()
     curve: list[dict[str, object]] = []
     out: dict[str, object] = {"curve": curve}
@@ -108,13 +111,19 @@ def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[s
         st = page.evaluate(STATUS)
         curve.append({"at_s": round(at, 1), "embedded": st["embedded"],
                       "to_embed": st["to_embed"], "to_embed_own": st["to_embed_own"],
+                      "to_complete": st.get("to_complete", 0),
                       "unread": (st.get("unread") or {}).get("drawers"),
-                      "shown": page.evaluate(SHOWN)})
+                      "shown": page.evaluate(SHOWN),
+                      # where the page's embedding time went since it opened (plan, model,
+                      # store, wall seconds; counted again from 0 after the reload)
+                      "times": page.evaluate("window.palazzo.embedTimes")})
         print(json.dumps(curve[-1], ensure_ascii=False), file=sys.stderr, flush=True)
         if "own_done_s" not in out and st["to_embed_own"] == 0:
             out["own_done_s"] = round(at, 1)
-        if st["to_embed"] == 0:
-            out["all_done_s"] = round(at, 1)
+        if "vectors_done_s" not in out and st["to_embed"] == 0:
+            out["vectors_done_s"] = round(at, 1)  # every drawer has a vector
+        if st["to_embed"] == 0 and not st.get("to_complete"):
+            out["all_done_s"] = round(at, 1)  # and every long turn all its windows
             break
         time.sleep(15)
     out["shown_rate"] = shown_against_measured(curve)

@@ -47,6 +47,21 @@ def test_deferred_packages_arrive_after_the_first_render(booted):
     assert status["embedded"] == status["drawers"]  # the demo palace was embedded in steps
 
 
+def test_the_loaded_libraries_bytes_are_let_go_and_their_modules_still_import(booted):
+    """Pyodide keeps every shared library it instantiated as a file nobody reads again; the
+    worker empties those files. NumPy (imported after the boot packages' files were
+    emptied), SciPy's sparse graphs and NetworkX (after the deferred ones') still work."""
+    page, _, _ = booted
+    page.evaluate("window.palazzo.deferred")
+    stages = page.evaluate("window.palazzo.stages")
+    freed = {k: float(stages[k].split(" MB")[0]) for k in ("packages:done", "deferred:done")}
+    assert freed["packages:done"] > 5 and freed["deferred:done"] > 20, stages  # NumPy; SciPy
+    found = page.evaluate("window.palazzo.call('communities', {limit: 100})")  # NetworkX
+    assert found["communities"]
+    search = page.evaluate("window.palazzo.call('search', {query: 'roses'})")  # NumPy
+    assert search["results"]
+
+
 def test_drawers_are_added_and_found_through_the_worker(booted):
     page, _, _ = booted
     page.evaluate("window.palazzo.deferred")
