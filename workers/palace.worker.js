@@ -252,26 +252,13 @@ let embedding = null;
 // it ends, so a drawer added during its last step is not left without a vector.
 let lookAgain = false;
 let stepping = false;
-// Plan the `limit` drawers after the first `skip` of the embedding queue and have the
-// embedding worker compute their vectors; resolves once they are handed to the engine.
-async function planAndEmbed(limit, skip) {
-  const plan = await serial(async () => {
-    const p0 = performance.now();
-    try { return pyList(host.embed_plan(bridge, limit, skip)); } finally { spent.plan += (performance.now() - p0) / 1000; }
-  });
-  await embedPlanned(plan);
-}
-
 function embedMissing() {
   if (embedding) { lookAgain = true; return embedding; }
   embedding = (async () => {
     // Drawers a step: sized so a step takes about a second (long drawers embed as many
     // chunks, and with MiniLM under Pyodide one may take several seconds), 1 to 64.
-    let size = 16;  // of the next plan
-    let limit = size;  // of this step
+    let limit = 16;
     let left = Infinity;
-    // The next step's vectors, being computed while this step is stored: {limit, done}.
-    let ahead = null;
     lookAgain = false;
     try {
       for (;;) {
@@ -279,20 +266,16 @@ function embedMissing() {
         await new Promise((res) => setTimeout(res, 0));
         const t0 = performance.now();
         if (onnx && onnx.info) {
-          // The embedding worker computes while this worker answers the page.
-          if (ahead) {
-            limit = ahead.limit;
-            await ahead.done;
-          } else {
-            limit = size;
-            await planAndEmbed(limit, 0);
-          }
-          // The drawers after these are planned now, and the embedding worker computes them
-          // while this worker stores this step (the engine's step and the write).
-          const done = planAndEmbed(size, limit);
-          done.catch(() => {});  // awaited by the next step, or dropped with the loop
-          ahead = { limit: size, done };
-        } else limit = size;
+          // The embedding worker computes while this worker answers the page. Not while it
+          // stores a step: planning the next step's vectors then (the model computing while
+          // the step is stored) slowed the model by 40 % a drawer on 2 cores, its two threads
+          // sharing them with this worker (9.8 drawers/s against 13 at 20k, docs/browser.md).
+          const plan = await serial(async () => {
+            const p0 = performance.now();
+            try { return pyList(host.embed_plan(bridge, limit)); } finally { spent.plan += (performance.now() - p0) / 1000; }
+          });
+          await embedPlanned(plan);
+        }
         const step = await serial(async () => {
           const s0 = performance.now();
           stepping = true;  // the step's own change is not a reason to look again
@@ -311,7 +294,6 @@ function embedMissing() {
         // Done, or a step that neither embedded nor got past a drawer: stop (unless
         // drawers may have come meanwhile).
         if (!step.remaining || (!step.embedded && step.remaining >= left)) {
-          ahead = null;  // planned past the end, or past drawers that get no vector
           if (!lookAgain) break;
           lookAgain = false;
           left = Infinity;
@@ -320,11 +302,10 @@ function embedMissing() {
         left = step.remaining;
         // Towards a second a step, by at most half or double a step: one slow step (the
         // model's start-up, the page busy) must not leave steps of one drawer, whose fixed
-        // cost then sets the pace (a 20k palace's first minute went at 0.3 drawers/s). The
-        // step already planned keeps its size; the plan after it takes the new one.
+        // cost then sets the pace (a 20k palace's first minute went at 0.3 drawers/s).
         const aim = Math.round(limit / Math.max(seconds, 0.001));
         const next = Math.min(limit * 2, Math.max(Math.ceil(limit / 2), aim));
-        size = Math.max(1, Math.min(64, next));
+        limit = Math.max(1, Math.min(64, next));
       }
     } finally {
       embedding = null;

@@ -332,25 +332,21 @@ def _planned(remote: Any, texts: list[str]) -> list[Any]:
 OPENING_FIRST = True
 
 
-def embed_plan(bridge: Bridge, limit: int = 16, skip: int = 0) -> list[Any]:
+def embed_plan(bridge: Bridge, limit: int = 16) -> list[Any]:
     """Return the token ids the embedding worker must embed for the next ``limit`` drawers
     without a vector (those ``reindex`` takes next, :meth:`Palace.embedding_queue`'s
-    order), past the first ``skip`` (the worker plans the step after the one it is about
-    to store, so the model computes while the step is stored): [plan number, batches], each
-    batch
-    [ids (int32 bytes, n×t, 0-padded), n, t]; empty when there is nothing to embed or the
-    embedder is not the remote one. The texts are those the engine will ask for
-    (:meth:`Palace.embedding_texts`: an assistant's answer, its opening window alone; a
-    person's long turn, its opening window first); planning every window of an answer made
-    the page's embedding worker compute vectors nothing used. Cost: tokenising those
-    drawers' chunks."""
+    order): [plan number, batches], each batch [ids (int32 bytes, n×t, 0-padded), n, t];
+    empty when there is nothing to embed or the embedder is not the remote one. The texts
+    are those the engine will ask for (:meth:`Palace.embedding_texts`: an assistant's
+    answer, its opening window alone; a person's long turn, its opening window first);
+    planning every window of an answer made the page's embedding worker compute vectors
+    nothing used. Cost: tokenising those drawers' chunks."""
     remote = _remote(bridge)
     lib = bridge.library
     if remote is None or not lib.writable or lib.store is None:
         return []
     palace = bridge.palace
-    skip = max(0, int(skip))
-    rows = palace.embedding_queue()[skip : skip + max(1, int(limit))]  # what reindex takes
+    rows = palace.embedding_queue()[: max(1, int(limit))]  # what reindex takes next
     texts = [t for r in rows for t in palace.embedding_texts(int(r), OPENING_FIRST)[0]]
     return _planned(remote, texts)
 

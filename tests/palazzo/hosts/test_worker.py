@@ -130,23 +130,3 @@ def test_export_streams_the_palace_file_in_pieces_and_says_when_it_is_saved():
     worker.export_end(bridge)
     assert said == [(begun["result"]["name"], sum(map(len, pieces)), None)]
     assert worker.export_next(bridge) is None  # nothing left over for the next export
-
-
-def test_a_plan_past_the_step_being_stored_asks_for_the_drawers_after_it(engine):
-    bridge, model = engine
-    palace = bridge.palace
-    queue = palace.embedding_queue()
-    assert len(queue) > 6
-
-    def planned(plan):  # the texts of a plan's batches
-        return sorted(t for batch in worker._plans[plan[0]] for t in batch.texts)
-
-    texts = [palace.drawers.content[int(r)] for r in queue]
-    assert planned(worker.embed_plan(bridge, 3, skip=3)) == sorted(texts[3:6])
-    # What the worker does: the next step's vectors are computed before this one is stored.
-    first, ahead = worker.embed_plan(bridge, 3), worker.embed_plan(bridge, 3, skip=3)
-    work(bridge, model, first)
-    work(bridge, model, ahead)
-    assert worker.embed_step(bridge, 3)["embedded"] == 3
-    assert worker.embed_plan(bridge, 3) == []  # the next three are known already
-    assert worker.embed_step(bridge, 3)["embedded"] == 3
