@@ -712,6 +712,22 @@ class Palace:
             self._roles = (key, frozenset(answers), frozenset(users))
         return self._roles
 
+    def opening_later(self, rows: np.ndarray) -> int:
+        """Return about how many drawers at ``rows`` an ``opening_first`` embedding will give
+        their opening window first, the rest in a second step: a person's own turns without
+        a vector longer than ``chunk_size`` (:meth:`embedding_texts` also asks for two
+        windows and a letter or digit in the opening one). Why: each takes two steps, which
+        the time left must count. Cost: O(len(rows)) text lengths, a set lookup per long
+        one."""
+        s = self.drawers
+        if self.chunk_size is None or not len(rows):
+            return 0
+        rows = np.asarray(rows, dtype=np.intp)
+        rows = rows[~s.has_vector[rows]]
+        long_rows = rows[text_lengths(s.content, rows) > self.chunk_size]
+        users = self.own_turns()
+        return sum(1 for r in long_rows.tolist() if s.ids[r] in users) if users else 0
+
     def _embed(self, rows: list[int], opening_first: bool = False) -> int:
         """Embed the drawers at ``rows`` (all their texts, :meth:`embedding_texts`, in one
         embedder call) and store the vectors; return how many rows, from the first, got

@@ -61,8 +61,17 @@ def shown_against_measured(curve: list[dict], ahead: float = 120.0,
     """Return how often the rate the status line showed was within ``within`` (a fraction)
     of the rate the count then moved at over the next ``ahead`` seconds of ``curve`` (at
     least half of that measured), and the worst cases: what the issue's "the shown rate
-    within 30 % of the measured one" asks. Samples with no rate shown are not counted."""
+    within 30 % of the measured one" asks. Samples with no rate shown are not counted.
+
+    The count is of steps of work, as the status line's rate counts them: a drawer getting a
+    vector, and a long turn getting the rest of its windows after its opening one (its
+    ``to_complete`` going down: the peak of ``to_complete`` so far minus its value, since
+    the rests come after every drawer has a vector)."""
     checked, close, worst = 0, 0, []
+    peak = 0
+    for x in curve:
+        peak = max(peak, x.get("to_complete") or 0)
+        x["work"] = x["embedded"] + peak - (x.get("to_complete") or 0)
     for i, x in enumerate(curve):
         m = RATE.search(x.get("shown") or "")
         if not m:
@@ -70,7 +79,7 @@ def shown_against_measured(curve: list[dict], ahead: float = 120.0,
         later = [y for y in curve[i + 1:] if y["at_s"] - x["at_s"] <= ahead]
         if not later or later[-1]["at_s"] - x["at_s"] < ahead / 2:
             continue
-        measured = (later[-1]["embedded"] - x["embedded"]) / (later[-1]["at_s"] - x["at_s"])
+        measured = (later[-1]["work"] - x["work"]) / (later[-1]["at_s"] - x["at_s"])
         if measured <= 0:
             continue
         shown = float(m.group(1).replace(",", ""))

@@ -314,10 +314,14 @@ def test_opening_first_gives_a_long_turn_its_opening_window_then_the_rest_as_one
     palace.set_embedder(emb)
     windows = palace.pieces(palace.drawers.content[question])
     assert len(windows) > 2
+    assert palace.opening_later(palace.embedding_queue()) == 1  # the question
+    # The person's short turn first; left: the question (two steps), the answer, the note.
+    one = call(palace, "reindex", {"limit": 1, "opening_first": True})
+    assert one["embedded"] == 1 and one["remaining"] == 4
     first = call(palace, "reindex", {"limit": 10, "opening_first": True})
     s = palace.drawers
     # Every drawer has a vector; the question has its opening window's only, the rest to come.
-    assert first["embedded"] == 4 and first["remaining"] == 1
+    assert first["embedded"] == 3 and first["remaining"] == 1
     assert s.opening(question) and not s.opening(note) and len(s.chunks.of_row[note]) > 1
     assert windows[0] in emb.texts and windows[1] not in emb.texts
     status = call(palace, "palace_status", {})

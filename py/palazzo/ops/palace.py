@@ -398,7 +398,9 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     ``remaining`` 0, and a host's loop over steps always ends. A drawer holding its opening
     window's vector only (``opening_first``, :meth:`Palace.embedding_texts`) is waiting too:
     a step that gives a drawer its opening window counts it in ``embedded`` and in
-    ``remaining`` (its rest), and the step that gives it the rest in ``embedded``. Cost:
+    ``remaining`` (its rest), and the step that gives it the rest in ``embedded``; with
+    ``opening_first``, ``remaining`` counts twice the drawers still to open that way (two
+    steps each: :meth:`Palace.opening_later`), so the time left a host shows holds. Cost:
     embedding the tried drawers: at most ``limit`` that get a vector, plus the drawers that
     cannot get one, which every step tries again (cheap for the embedders that make zero
     vectors, hashing and TF-IDF: such a text has no features).
@@ -448,6 +450,8 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
         tried += answered
         if answered < len(batch):
             break  # the rest's vectors are still being computed elsewhere: a later step
+    if args.get("opening_first", False):  # those still to open take two steps each
+        opened += palace.opening_later(rows[tried:])
     listed = 20
     return {"embedded": written, "remaining": todo - tried + opened,
             "embedder": palace.embedder.name,
