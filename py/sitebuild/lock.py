@@ -31,8 +31,11 @@ def pure_entry(path: Path) -> dict[str, Any]:
     }
 
 
-def merge(official: dict[str, Any], keep: list[str], wheels: list[Path]) -> dict[str, Any]:
-    """Return a lock with the official ``keep`` entries and one entry per wheel in ``wheels``.
+def merge(official: dict[str, Any], keep: list[str], wheels: list[Path],
+          unused: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Return a lock with the official ``keep`` entries and one entry per wheel in ``wheels``,
+    with the packages ``unused`` taken out of every entry's dependencies (declared, never
+    imported: ``loadPackage`` then does not unpack and instantiate them).
 
     Every dependency of every entry must itself be in the lock, so ``loadPackage`` can never
     reach for a file the site does not have; a gap raises :class:`AssetError`.
@@ -43,6 +46,8 @@ def merge(official: dict[str, Any], keep: list[str], wheels: list[Path]) -> dict
     for path in wheels:
         entry = pure_entry(path)
         packages[entry["name"]] = entry
+    for entry in packages.values():
+        entry["depends"] = [d for d in entry["depends"] if d not in unused]
     for _name, entry in sorted(packages.items()):
         gaps = [d for d in entry["depends"] if d not in packages]
         if gaps:

@@ -24,12 +24,16 @@ PANEL_FOLDERS = ("css/", "bundled/theme/", "assets/", "images/")
 
 # What the worker loads with pyodide.loadPackage before it renders; dependencies follow from
 # the lock. DEFERRED_PACKAGES load right after the first render: nothing on the way to the
-# first document needs SciPy (BLAS for the engine's large matmuls). Pandas cannot wait:
-# Panel's Pyodide module imports it at the top. sqlite3 (CPython's module, unvendored by
-# Pyodide) is for importing OpenCode and MemPalace databases dropped on the page. NetworkX
-# (pure Python, a pinned wheel) is for the atlas and the communities only.
+# first document needs SciPy (BLAS for the engine's large matmuls). sqlite3 (CPython's
+# module, unvendored by Pyodide) is for importing OpenCode and MemPalace databases dropped on
+# the page. NetworkX (pure Python, a pinned wheel) is for the atlas and the communities only.
 WORKER_PACKAGES = ["numpy", "panel", "palazzo"]
 DEFERRED_PACKAGES = ["scipy", "sqlite3", "networkx"]
+# Declared by Bokeh, never imported by the worker (Bokeh imports them only to export PNGs
+# and draw contours; the browser suite would fail on the ModuleNotFoundError): left out of
+# every dependency list, so the worker does not unpack and instantiate them. Pandas cannot
+# go: Bokeh's ColumnDataSource imports it whatever its data.
+NOT_LOADED = ("pillow", "contourpy")
 
 
 def _closure(official: dict[str, Any], names: list[str]) -> list[str]:
@@ -235,7 +239,7 @@ def build(root: Path, out: Path, cache: Path, log=print, precompile: bool = True
         if precompile:
             _precompile(cache, vendor_py, {palazzo.name}, log)
         wheels.append(palazzo)
-        merged = lock.merge(official, keep, [vendor_py / w.name for w in wheels])
+        merged = lock.merge(official, keep, [vendor_py / w.name for w in wheels], NOT_LOADED)
         # Official wasm wheels were checked against the official lock when extracted; the
         # lock now pins the files the site ships, which hold bytecode too.
         for entry in merged["packages"].values():

@@ -84,6 +84,20 @@ def test_panel_reads_its_css_root_from_the_site_not_a_cdn(built):
         assert not any(n.startswith("panel/dist/") for n in zf.namelist())
 
 
+def test_the_worker_loads_no_package_it_never_imports(built):
+    out, _ = built
+    build = json.loads((out / "build.json").read_text())
+    lock = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
+    todo, loaded = build["packages"] + build["deferred_packages"], set()
+    while todo:
+        name = todo.pop()
+        if name not in loaded:
+            loaded.add(name)
+            todo.extend(lock["packages"][name]["depends"])
+    assert {"panel", "bokeh", "numpy", "scipy", "networkx"} <= loaded
+    assert not loaded & set(site.NOT_LOADED)  # Pillow, contourpy
+
+
 def test_markupsafe_and_pyyaml_are_pure_wheels_without_c_code(built):
     out, _ = built
     lock = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())

@@ -52,6 +52,12 @@ def test_merge_refuses_a_dependency_the_site_lacks(tmp_path):
         merge(OFFICIAL, ["numpy"], [_pure(tmp_path, "demo", ["requests"])])
 
 
+def test_merge_leaves_packages_declared_but_never_imported_out_of_every_dependency_list(tmp_path):
+    lock = merge(OFFICIAL, ["numpy"], [_pure(tmp_path, "demo", ["numpy", "requests"])],
+                 unused=("requests",))
+    assert lock["packages"]["demo"]["depends"] == ["numpy"]  # and no gap to refuse
+
+
 def test_wasm_wheels_are_checked_against_the_official_lock(tmp_path):
     carrier = tmp_path / "carrier.whl"
     good = b"numpy bytes"
