@@ -21,23 +21,58 @@ function stage(name, state, detail) {
 
 const quiet = { messageCallback: () => {}, errorCallback: (m) => console.error(m) };
 
-// Load packages, then let go of the bytes of the shared libraries the load instantiated.
-// Pyodide instantiates every library of a package as it loads it and keeps the file in its
-// in-memory file system, where nothing reads it again: an import's dlopen finds the library
-// by its path among those loaded (Emscripten's LDSO) before it would open the file. Emptying
-// the files frees their bytes (80.6 MB of the worker's memory with the 20k palace open,
-// docs/browser.md "Memory"); the files stay, so the import system still finds the modules.
-// Resolves to the bytes freed.
+// Load packages, then let go of file bytes nothing reads again; resolves to the bytes freed.
+// - Shared libraries: Pyodide instantiates every library of a package as it loads it and
+//   keeps the file in its in-memory file system, but an import's dlopen finds a library by
+//   its path among those loaded (Emscripten's LDSO) before it would open the file.
+// - Python sources beside their bytecode: the build compiles every wheel but palazzo's to
+//   unchecked-hash .pyc files (sitebuild/pyc.py), which the import system runs without
+//   reading the source; only tracebacks and `inspect` read it (nothing the page runs asks
+//   inspect for source), so a traceback of those packages shows no source lines.
+// Emptying a file frees its bytes and keeps it, so the import system still finds the module
+// (docs/browser.md "Memory at 20k drawers" says what this saves).
+const SITE_PACKAGES = "/lib/python3.12/site-packages";
+const PYC_TAG = ".cpython-312.pyc";
+const sourcesSeen = new Set();  // folders already walked (a later load walks the new ones)
+
+function emptyFile(path) {
+  const size = pyodide.FS.stat(path).size;
+  if (size) pyodide.FS.truncate(path, 0);
+  return size;
+}
+
+function releaseSources(dir) {
+  let freed = 0;
+  let names;
+  try { names = pyodide.FS.readdir(dir); } catch (err) { return 0; }
+  const compiled = names.includes("__pycache__")
+    ? new Set(pyodide.FS.readdir(`${dir}/__pycache__`)) : new Set();
+  for (const name of names) {
+    if (name === "." || name === ".." || name === "__pycache__") continue;
+    const path = `${dir}/${name}`;
+    const mode = pyodide.FS.stat(path).mode;
+    if (pyodide.FS.isDir(mode)) {
+      if (!sourcesSeen.has(path)) freed += releaseSources(path);
+    } else if (name.endsWith(".py") && compiled.has(name.slice(0, -3) + PYC_TAG)) {
+      freed += emptyFile(path);
+    }
+  }
+  sourcesSeen.add(dir);
+  return freed;
+}
+
 async function loadPackages(names) {
   await pyodide.loadPackage(names, quiet);
   const loaded = pyodide._module && pyodide._module.LDSO && pyodide._module.LDSO.loadedLibsByName;
   let freed = 0;
   for (const path of Object.keys(loaded || {})) {
     if (!path.startsWith("/")) continue;  // the same library under its bare name
-    try {
-      const size = pyodide.FS.stat(path).size;
-      if (size) { pyodide.FS.truncate(path, 0); freed += size; }
-    } catch (err) { /* not a file of the file system (a library loaded from elsewhere) */ }
+    try { freed += emptyFile(path); } catch (err) { /* not a file of the file system */ }
+  }
+  for (const name of pyodide.FS.readdir(SITE_PACKAGES)) {
+    const path = `${SITE_PACKAGES}/${name}`;
+    if (name !== "." && name !== ".." && !sourcesSeen.has(path)
+        && pyodide.FS.isDir(pyodide.FS.stat(path).mode)) freed += releaseSources(path);
   }
   return freed;
 }
@@ -165,15 +200,24 @@ async function answer(msg) {
 }
 
 // With ONNX Runtime: when a few drawers (up to 64) lack a vector, embed them now; resolves
-// when they have one (or at once: more drawers embed in the background). Never rejects.
-// Must not be awaited inside a `serial` task (the embedding steps queue there).
+// when they have one (or at once: more drawers embed in the background). Long turns waiting
+// for the rest of their windows are not waited for (they come after every drawer without a
+// vector, in the background). Never rejects. Must not be awaited inside a `serial` task
+// (the embedding steps queue there).
 async function embedFew() {
   if (!onnx || !onnx.info) return;
-  const missing = host.unembedded(bridge);
+  const missing = host.unembedded(bridge, false);
   if (missing > 0 && missing <= 64) {
-    try { await embedMissing(); } catch (err) { console.warn(`embedding: ${err}`); }
+    const loop = embedMissing();
+    loop.catch((err) => console.warn(`embedding: ${err}`));
+    while (embedding && host.unembedded(bridge, false) > 0) {
+      await new Promise((res) => stepEnded.push(res));
+    }
   }
 }
+// Resolved after each background embedding step, and when the loop ends.
+let stepEnded = [];
+function endStep() { const waiting = stepEnded; stepEnded = []; waiting.forEach((res) => res()); }
 
 // While the open palace is read-only, look once a second whether its writer has gone; then
 // tell the interface and the page, which offer to take over (open_palace again).
@@ -291,6 +335,7 @@ function embedMissing() {
         spent.steps += 1;
         spent.wall += seconds;
         self.postMessage({ type: "embed-times", ...spent });
+        endStep();
         // Done, or a step that neither embedded nor got past a drawer: stop (unless
         // drawers may have come meanwhile).
         if (!step.remaining || (!step.embedded && step.remaining >= left)) {
@@ -309,6 +354,7 @@ function embedMissing() {
       }
     } finally {
       embedding = null;
+      endStep();
     }
   })();
   return embedding;
@@ -486,7 +532,7 @@ async function boot() {
     current = "packages";
     stage("packages", "start", build.packages.join(", "));
     const freed = await loadPackages(build.packages);
-    stage("packages", "done", `${(freed / 1e6).toFixed(1)} MB of loaded libraries let go`);
+    stage("packages", "done", `${(freed / 1e6).toFixed(1)} MB of loaded libraries and compiled sources let go`);
 
     current = "engine";
     stage("engine", "start");
@@ -555,7 +601,7 @@ async function boot() {
     });
     await attached;
     await embedMissing();
-    stage("deferred", "done", `${(released / 1e6).toFixed(1)} MB of loaded libraries let go`);
+    stage("deferred", "done", `${(released / 1e6).toFixed(1)} MB of loaded libraries and compiled sources let go`);
   } catch (err) {
     markPackages();  // imports go on; one that needs a missing package says so
     const text = String(err && err.message ? err.message : err);

@@ -549,10 +549,11 @@ class Palace:
             self._rename_drawer(row, new_id)
             self.drawers.content[row] = content
             self.text_index.add(row, content)
+            # The old text's vectors go first: nothing of them may stay (an opening window
+            # kept for the rest, or the old vector while the new one is computed elsewhere).
+            self.drawers.set_vector(row, np.zeros(self.drawers.dim, np.float32))
             if self.embedder is not None:
                 self._embed([row])
-            else:
-                self.drawers.set_vector(row, np.zeros(self.drawers.dim, np.float32))
         self.drawers.columns["accessed_at"][row] = float(self.clock())
         return self.drawer(self.drawers.ids[row])
 
@@ -618,6 +619,9 @@ class Palace:
         if unread is not None:  # no model work on text the embedder does not read
             rows = rows[~unread]
         rest = s.chunks.opening_rows()
+        if len(rest) and unread is not None:  # as reindex leaves them out
+            keep = scripts.unread_mask(self, rest)
+            rest = rest if keep is None else rest[~keep]
         if len(rows) >= 2:
             short = text_lengths(s.content, rows) <= (self.chunk_size or 0)
             own = np.zeros(len(rows), dtype=bool)

@@ -48,9 +48,10 @@ def test_deferred_packages_arrive_after_the_first_render(booted):
 
 
 def test_the_loaded_libraries_bytes_are_let_go_and_their_modules_still_import(booted):
-    """Pyodide keeps every shared library it instantiated as a file nobody reads again; the
-    worker empties those files. NumPy (imported after the boot packages' files were
-    emptied), SciPy's sparse graphs and NetworkX (after the deferred ones') still work."""
+    """Pyodide keeps every shared library it instantiated, and the build every Python source
+    beside its bytecode, as files nothing reads again; the worker empties those files.
+    NumPy, Panel and Bokeh (imported after the boot packages' files were emptied), SciPy's
+    sparse graphs and NetworkX (after the deferred ones') still work."""
     page, _, _ = booted
     page.evaluate("window.palazzo.deferred")
     stages = page.evaluate("window.palazzo.stages")

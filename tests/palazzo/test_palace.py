@@ -348,6 +348,35 @@ def test_opening_first_gives_a_long_turn_its_opening_window_then_the_rest_as_one
                           s.chunks.kind[s.chunks.of_row[question]])
 
 
+def test_an_edited_or_force_embedded_long_turn_keeps_nothing_of_its_opening_window():
+    palace = Palace(clock=lambda: 0.0, chunk_size=120)
+    question, _ = _long_turns(palace)
+    palace.set_embedder(_EnglishOnly())
+    call(palace, "reindex", {"limit": 10, "opening_first": True})
+    s = palace.drawers
+    did = s.ids[question]
+    new_text = "Which roses climb best on a north wall of the garden? " * 5
+    palace.update_drawer(did, content=new_text)
+    fresh = Palace(clock=lambda: 0.0, chunk_size=120, embedder=_EnglishOnly())
+    row, _ = fresh.add_drawer("w", "r", new_text)
+    row = fresh.row(row)
+    assert not s.opening(question) and call(palace, "palace_status", {})["to_complete"] == 0
+    assert np.array_equal(s.vectors[question], fresh.drawers.vectors[row])
+    # reindex with force embeds a waiting turn whole again.
+    other = Palace(clock=lambda: 0.0, chunk_size=120)
+    q2, _ = _long_turns(other)
+    other.set_embedder(_EnglishOnly())
+    call(other, "reindex", {"limit": 10, "opening_first": True})
+    o = other.drawers
+    o.vectors[q2] = o.vectors[q2][::-1].copy()  # not the opening window's vector any more
+    call(other, "reindex", {"force": True})
+    once = Palace(clock=lambda: 0.0, chunk_size=120)
+    q1, _ = _long_turns(once)
+    once.set_embedder(_EnglishOnly())
+    call(once, "reindex", {})
+    assert not o.opening(q2) and np.array_equal(o.vectors[q2], once.drawers.vectors[q1])
+
+
 def test_a_long_turn_waiting_for_its_rest_survives_a_palace_file_and_any_reindex_completes_it():
     from palazzo.formats.palacefile import export_palace
 

@@ -351,17 +351,20 @@ def embed_plan(bridge: Bridge, limit: int = 16) -> list[Any]:
     return _planned(remote, texts)
 
 
-def unembedded(bridge: Bridge) -> int:
+def unembedded(bridge: Bridge, rests: bool = True) -> int:
     """Return how many live drawers the embedding worker has still to embed: 0 unless the
-    remote embedder is attached to a palace open for writing. The worker asks after each
-    call to decide whether to embed before it replies. Cost: one pass over a boolean array
-    (microseconds at 20k drawers)."""
+    remote embedder is attached to a palace open for writing; with ``rests``, the long turns
+    waiting for the rest of their windows count too (the worker starts its background
+    embedding for them; a page call waits only for drawers without any vector). Cost: one
+    pass over a boolean array, plus O(chunks) with ``rests`` (milliseconds at 20k
+    drawers)."""
     lib = bridge.library
     if _remote(bridge) is None or not lib.writable or lib.store is None:
         return 0
     s = bridge.palace.drawers
     rows = s.live_rows()
-    return int((~s.has_vector[rows]).sum()) + len(s.chunks.opening_rows())
+    waiting = int((~s.has_vector[rows]).sum())
+    return waiting + len(s.chunks.opening_rows()) if rests else waiting
 
 
 def query_plan(bridge: Bridge, texts: Any) -> list[Any]:

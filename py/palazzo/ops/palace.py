@@ -425,6 +425,10 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
             rows = rows[waiting]
     elif args.get("force", False):
         rows = live
+    if args.get("force", False):
+        # Embedded again whole: a long turn's opening window is not kept for its rest.
+        for r in np.intersect1d(rows, s.chunks.opening_rows()).tolist():
+            s.set_vector(r, np.zeros(s.dim, np.float32))
     else:
         rows = (palace.embedding_queue() if "limit" in args
                 else np.union1d(live[~s.has_vector[live]], s.chunks.opening_rows()))

@@ -378,10 +378,10 @@ def repair(palace: Palace, fix: bool = True) -> dict[str, Any]:
     for r in bad:
         found("bad_vectors", store.ids[r])
     if fix and len(bad):
+        for r in bad.tolist():  # no bad vector kept for a long turn's opening window
+            store.set_vector(r, np.zeros(store.dim, np.float32))
         if palace.embedder is not None:
             palace.embed_rows(bad)
-        else:
-            store.has_vector[bad] = False
         fixed["bad_vectors"] = len(bad)
 
     nodes = _known_nodes(palace)
