@@ -84,8 +84,9 @@ def test_panel_reads_its_css_root_from_the_site_not_a_cdn(built):
         assert not any(n.startswith("panel/dist/") for n in zf.namelist())
 
 
-def test_the_worker_loads_no_package_it_never_imports(built):
-    out, _ = built
+def loaded_packages(out):
+    """Return the site's lock and the packages the worker loads: its boot and deferred
+    packages with every dependency the lock gives them."""
     build = json.loads((out / "build.json").read_text())
     lock = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
     todo, loaded = build["packages"] + build["deferred_packages"], set()
@@ -94,6 +95,12 @@ def test_the_worker_loads_no_package_it_never_imports(built):
         if name not in loaded:
             loaded.add(name)
             todo.extend(lock["packages"][name]["depends"])
+    return lock, loaded
+
+
+def test_the_worker_loads_no_package_it_never_imports(built):
+    out, _ = built
+    _, loaded = loaded_packages(out)
     assert {"panel", "bokeh", "numpy", "scipy", "networkx"} <= loaded
     assert not loaded & set(site.NOT_LOADED)  # Pillow, contourpy
 
@@ -135,14 +142,7 @@ def test_the_site_is_an_installable_app_with_a_precache_list_of_every_file(built
     # What a page load fetches is precached, the deferred packages and the model included;
     # only the NumPy fallback's weights and the packages nothing loads wait for first use.
     precached = {row[0] for row in listing["precache"]}
-    build = json.loads((out / "build.json").read_text())
-    lock = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
-    todo, needed = build["packages"] + build["deferred_packages"], set()
-    while todo:
-        name = todo.pop()
-        if name not in needed:
-            needed.add(name)
-            todo.extend(lock["packages"][name]["depends"])
+    lock, needed = loaded_packages(out)
     for name in needed:
         assert f"vendor/pyodide/{lock['packages'][name]['file_name']}" in precached, name
     for rel in ["index.html", "main.js", "offline.js", "manifest.webmanifest", "build.json",
