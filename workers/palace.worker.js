@@ -76,6 +76,16 @@ async function loadPackages(names) {
   }
   return freed;
 }
+// Packages loaded when first needed (build.json's on_demand_packages: SciPy for the atlas
+// and the NumPy model), one load at a time; resolves once `names` are all loaded.
+const onDemand = new Map();
+function loadOnDemand(names) {
+  return Promise.all(names.map((name) => {
+    if (!onDemand.has(name)) onDemand.set(name, loadPackages([name]));
+    return onDemand.get(name);
+  }));
+}
+
 let pyodide = null;
 let bridge = null;
 let host = null;
@@ -188,6 +198,11 @@ async function remember(name, reply) {
 // a search right after finds the new drawer by meaning as it would with NumPy, and not for
 // an import's thousands, which embed in the background.
 async function answer(msg) {
+  // Packages the operation imports that load on first use (SciPy for the atlas).
+  try {
+    const need = bridge ? pyList(host.packages_for(bridge, msg.name)) : [];
+    if (need.length) await loadOnDemand(need);
+  } catch (err) { console.error(`loading packages for ${msg.name}: ${err}`); }
   const reply = await serial(async () => {
     const out = await run(msg.id, msg.name, msg.args ?? {});
     if (out.ok) {
@@ -385,7 +400,8 @@ async function attachEmbedder() {
       onnx = null;
     }
   }
-  await packagesReady;  // SciPy: BLAS for the NumPy model's matrix products
+  await packagesReady;
+  await loadOnDemand(["scipy"]);  // BLAS for the NumPy model's matrix products
   const weights = await fetch(new URL("vendor/models/minilm/minilm.npz", SITE));
   if (!weights.ok) throw new Error(`MiniLM weights: HTTP ${weights.status}`);
   const bytes = new Uint8Array(await weights.arrayBuffer());
@@ -571,6 +587,7 @@ async function boot() {
       await embedFew();
     };
     self.palazzoPrepareTexts = (textsJson) => prepareTexts(JSON.parse(textsJson));
+    self.palazzoLoadPackages = (namesJson) => loadOnDemand(JSON.parse(namesJson));
     self.palazzoLibraryCall = (name, argsJson) =>
       serial(() => run(null, name, JSON.parse(argsJson))).then((reply) => JSON.stringify(reply));
     host.install_hooks(bridge);
@@ -589,7 +606,7 @@ async function boot() {
     stage("interface", "done");
 
     // Off the boot path: packages the interface does not need (see build.json), and the
-    // embedder (ONNX Runtime needs none of them; the NumPy fallback waits for SciPy).
+    // embedder (ONNX Runtime needs none of them; the NumPy fallback loads SciPy).
     current = "deferred";
     stage("deferred", "start", build.deferred_packages.join(", "));
     const attached = attachEmbedder();

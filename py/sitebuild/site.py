@@ -23,12 +23,16 @@ PANEL_FILES = ("panel.min.js",)
 PANEL_FOLDERS = ("css/", "bundled/theme/", "assets/", "images/")
 
 # What the worker loads with pyodide.loadPackage before it renders; dependencies follow from
-# the lock. DEFERRED_PACKAGES load right after the first render: nothing on the way to the
-# first document needs SciPy (BLAS for the engine's large matmuls). sqlite3 (CPython's
+# the lock. DEFERRED_PACKAGES load right after the first render. sqlite3 (CPython's
 # module, unvendored by Pyodide) is for importing OpenCode and MemPalace databases dropped on
 # the page. NetworkX (pure Python, a pinned wheel) is for the atlas and the communities only.
 WORKER_PACKAGES = ["numpy", "panel", "palazzo"]
-DEFERRED_PACKAGES = ["scipy", "sqlite3", "networkx"]
+DEFERRED_PACKAGES = ["sqlite3", "networkx"]
+# Loaded when something first needs them (an operation's ``packages``: the atlas; the NumPy
+# model when ONNX Runtime cannot run), and precached for offline use all the same: SciPy in
+# the tab costs 176 MB with a 20k palace open (docs/browser.md "Memory at 20k drawers"), and
+# BM25 has the same layout in NumPy.
+ON_DEMAND_PACKAGES = ["scipy"]
 # Declared by Bokeh, never imported by the worker (Bokeh imports them only to export PNGs
 # and draw contours; the browser suite would fail on the ModuleNotFoundError): left out of
 # every dependency list, so the worker does not unpack and instantiate them. Pandas cannot
@@ -245,7 +249,8 @@ def build(root: Path, out: Path, cache: Path, log=print, precompile: bool = True
         for entry in merged["packages"].values():
             entry["sha256"] = sha256_file(vendor_py / entry["file_name"])
         (vendor_py / "pyodide-lock.json").write_text(json.dumps(merged, indent=1))
-        missing = [p for p in WORKER_PACKAGES + DEFERRED_PACKAGES if p not in merged["packages"]]
+        loaded = WORKER_PACKAGES + DEFERRED_PACKAGES + ON_DEMAND_PACKAGES
+        missing = [p for p in loaded if p not in merged["packages"]]
         if missing:
             raise AssetError(f"the worker needs {missing}, which the lock does not have")
 
@@ -262,6 +267,7 @@ def build(root: Path, out: Path, cache: Path, log=print, precompile: bool = True
             "pyodide": m.pyodide_version,
             "packages": WORKER_PACKAGES,
             "deferred_packages": DEFERRED_PACKAGES,
+            "on_demand_packages": ON_DEMAND_PACKAGES,
             "bokeh_bundles": BOKEH_BUNDLES,
             "lock_packages": len(merged["packages"]),
             "precompiled": precompile,
@@ -269,7 +275,7 @@ def build(root: Path, out: Path, cache: Path, log=print, precompile: bool = True
         (staging / "build.json").write_text(json.dumps(info, indent=1))
         icons.write(staging / offline.ICONS)
         # Last: the service worker's list names every file above with its sha256.
-        listing = offline.write(staging, merged, WORKER_PACKAGES + DEFERRED_PACKAGES)
+        listing = offline.write(staging, merged, loaded)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

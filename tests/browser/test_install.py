@@ -79,7 +79,8 @@ def _rebuild(site: Path) -> dict:
     (site / offline.LIST_NAME).unlink()
     lock = json.loads((site / "vendor/pyodide/pyodide-lock.json").read_text())
     build = json.loads((site / "build.json").read_text())
-    return offline.write(site, lock, build["packages"] + build["deferred_packages"])
+    return offline.write(site, lock, build["packages"] + build["deferred_packages"]
+                         + build["on_demand_packages"])
 
 
 def _free_port() -> int:

@@ -42,7 +42,7 @@ def test_deferred_packages_arrive_after_the_first_render(booted):
     t = page.evaluate("window.palazzo.timings")
     assert t["deferred:done"] >= t["interface:done"]
     status = page.evaluate("window.palazzo.call('palace_status')")
-    assert status["engine"]["scipy"] is True
+    assert status["engine"]["scipy"] is False  # loaded when first needed (the atlas)
     assert status["embedder"]["name"] == "minilm"
     assert status["embedded"] == status["drawers"]  # the demo palace was embedded in steps
 
@@ -56,9 +56,14 @@ def test_the_loaded_libraries_bytes_are_let_go_and_their_modules_still_import(bo
     page.evaluate("window.palazzo.deferred")
     stages = page.evaluate("window.palazzo.stages")
     freed = {k: float(stages[k].split(" MB")[0]) for k in ("packages:done", "deferred:done")}
-    assert freed["packages:done"] > 5 and freed["deferred:done"] > 20, stages  # NumPy; SciPy
+    assert freed["packages:done"] > 5 and freed["deferred:done"] > 1, stages  # NumPy; NetworkX
     found = page.evaluate("window.palazzo.call('communities', {limit: 100})")  # NetworkX
     assert found["communities"]
+    # SciPy loads when the atlas first runs, its libraries emptied too, and its sparse
+    # graphs work.
+    atlas = page.evaluate("window.palazzo.call('atlas', {limit: 5})")
+    assert atlas["anchors"] == 4  # the demo conversation's turns
+    assert page.evaluate("window.palazzo.call('palace_status')")["engine"]["scipy"] is True
     search = page.evaluate("window.palazzo.call('search', {query: 'roses'})")  # NumPy
     assert search["results"]
 

@@ -89,7 +89,8 @@ def loaded_packages(out):
     packages with every dependency the lock gives them."""
     build = json.loads((out / "build.json").read_text())
     lock = json.loads((out / "vendor/pyodide/pyodide-lock.json").read_text())
-    todo, loaded = build["packages"] + build["deferred_packages"], set()
+    todo = build["packages"] + build["deferred_packages"] + build["on_demand_packages"]
+    loaded = set()
     while todo:
         name = todo.pop()
         if name not in loaded:

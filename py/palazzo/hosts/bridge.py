@@ -46,8 +46,12 @@ class Hooks:
     refresh_ui: Callable[[], None] | None = None
     # Redraw the status line (background embedding progress).
     refresh_status: Callable[[], None] | None = None
-    # The deferred packages (NetworkX, SciPy) have loaded: what needed them can be shown.
+    # The deferred packages (NetworkX) have loaded: what needed them can be shown.
     packages_ready: Callable[[], None] | None = None
+    # Load packages some operations import and the host loads only when first needed
+    # (SciPy for the atlas in the browser); an operation's ``packages`` name them. Set by
+    # the worker; None where every package is there (CPython).
+    load_packages: Callable[[list[str]], Awaitable[None]] | None = None
     # The writer of the read-only palace of this name has gone: offer to take over.
     lock_free: Callable[[str], None] | None = None
     # Background embedding's rate and time left in words ("12.5 drawers/s, about 4 min

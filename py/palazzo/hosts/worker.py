@@ -124,9 +124,29 @@ def install_hooks(bridge: Bridge) -> None:
     async def prepare_texts(texts: list[str]) -> None:
         await js.palazzoPrepareTexts(json.dumps(list(texts)))
 
+    async def load_packages(names: list[str]) -> None:
+        await js.palazzoLoadPackages(json.dumps(list(names)))
+
     bridge.hooks.persist = persist
     bridge.hooks.library_call = library_call
     bridge.hooks.prepare_texts = prepare_texts
+    bridge.hooks.load_packages = load_packages
+
+
+def packages_for(bridge: Bridge, name: str) -> list[str]:
+    """Return the packages operation ``name`` imports that are not loaded yet (its
+    ``packages``: SciPy for the atlas, which the page loads on first use: 176 MB less in
+    the tab otherwise, docs/browser.md "Memory at 20k drawers"); empty for an unknown name.
+    The worker loads them before it runs the call. Cost: a lookup per package."""
+    import importlib.util
+
+    from palazzo.errors import PalazzoError
+
+    try:
+        op = bridge.registry.get(name)
+    except PalazzoError:
+        return []
+    return [p for p in op.packages if importlib.util.find_spec(p) is None]
 
 
 def grant(bridge: Bridge, name: str, held: bool) -> None:

@@ -70,7 +70,8 @@ def _palace_status(palace: Palace, args: dict[str, Any]) -> Result:
             "version": __version__,
             "python": platform.python_version(),
             "platform": sys.platform,
-            # SciPy brings BLAS for large matmuls; in the browser it loads after first render.
+            # SciPy brings BLAS for large matmuls; in the browser it loads when the atlas (or
+            # the NumPy model) first needs it.
             "scipy": importlib.util.find_spec("scipy") is not None,
         },
     }

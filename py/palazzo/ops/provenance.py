@@ -221,7 +221,8 @@ def _atlas_anchors(palace: Palace, args: dict[str, Any]) -> tuple[list[str], int
                 "policy": POLICY_REF, "budget": BUDGET,
                 "output": {"enum": ["summary", "bundle"]},
                 "top": {"type": "integer", "minimum": 1, "maximum": 1000},
-                "samples": {"type": "integer", "minimum": 1, "maximum": 10_000}}))
+                "samples": {"type": "integer", "minimum": 1, "maximum": 10_000}}),
+           packages=("scipy",))
 def _atlas(palace: Palace, args: dict[str, Any]) -> Result:
     anchors, pool = _atlas_anchors(palace, args)
     atlas = build_atlas(palace.provenance, anchors, args.get("policy", DEFAULT_POLICY),

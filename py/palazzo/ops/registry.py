@@ -41,6 +41,10 @@ class Operation:
     replay the call exactly whatever a later palazzo would choose on its own (a ``reindex``
     step names the drawers it tried); persistence journals those.
 
+    ``packages`` names the packages the operation imports that a host may not have loaded
+    yet (the browser loads SciPy only when the atlas first needs it): the host loads them
+    before it runs the operation.
+
     ``own`` names the arguments whose contents the operation checks itself, in full and with
     its own messages (``import`` reads its ``document`` as the palace file reader reads a
     file; ``batch`` checks each call's arguments against that call's operation): the
@@ -56,6 +60,7 @@ class Operation:
     atomic: bool = False
     own: tuple[str, ...] = ()
     replay: Callable[[dict[str, Any], Result], dict[str, Any]] | None = None
+    packages: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         """Return the operation's public description (name, summary, input schema)."""
@@ -82,12 +87,12 @@ class Operations:
     def __call__(self, name: str, summary: str, schema: dict[str, Any], *,
                  mutates: bool = False, atomic: bool = False,
                  own: tuple[str, ...] = (),
-                 replay: Callable[[dict[str, Any], Result], dict[str, Any]] | None = None
-                 ) -> Callable[[Runner], Runner]:
+                 replay: Callable[[dict[str, Any], Result], dict[str, Any]] | None = None,
+                 packages: tuple[str, ...] = ()) -> Callable[[Runner], Runner]:
         """Return the decorator that registers ``name`` with the decorated function."""
         def register(run: Runner) -> Runner:
             self.ops.append(Operation(name, summary, schema, run, mutates, atomic, own,
-                                      replay))
+                                      replay, packages))
             return run
         return register
 

@@ -131,3 +131,15 @@ def test_export_streams_the_palace_file_in_pieces_and_says_when_it_is_saved():
     worker.export_end(bridge)
     assert said == [(begun["result"]["name"], sum(map(len, pieces)), None)]
     assert worker.export_next(bridge) is None  # nothing left over for the next export
+
+
+def test_an_operation_names_the_packages_it_imports_that_are_not_loaded(monkeypatch):
+    import importlib.util
+
+    bridge = worker.start_engine("memory")
+    assert worker.packages_for(bridge, "atlas") == []  # SciPy is there under CPython
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "scipy" else real(name, *a))
+    assert worker.packages_for(bridge, "atlas") == ["scipy"]  # as in the page before use
+    assert worker.packages_for(bridge, "search") == [] and worker.packages_for(bridge, "x") == []

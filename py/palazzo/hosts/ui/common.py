@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import importlib.util
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -78,6 +79,19 @@ def soon(fn: Callable[[], Any]) -> None:
     task = loop.create_task(later())
     _pending.add(task)
     task.add_done_callback(_pending.discard)
+
+
+async def load_first(ctx: Any, name: str) -> None:
+    """Have the host load the packages operation ``name`` needs and has not got yet (the
+    browser loads SciPy when the atlas first runs); nothing where they are all there.
+    Returns None; a package that fails to load leaves the operation to say so."""
+    hook = ctx.bridge.hooks.load_packages
+    if hook is None:
+        return
+    missing = [p for p in ctx.bridge.registry.get(name).packages
+               if importlib.util.find_spec(p) is None]
+    if missing:
+        await hook(missing)
 
 
 def html_pane(testid: str, text: str = "") -> pn.pane.HTML:

@@ -13,7 +13,15 @@ from typing import Any
 import panel as pn
 
 from palazzo.errors import ValidationError
-from palazzo.hosts.ui.common import Context, esc, html_pane, message, set_options, table
+from palazzo.hosts.ui.common import (
+    Context,
+    esc,
+    html_pane,
+    load_first,
+    message,
+    set_options,
+    table,
+)
 from palazzo.hosts.ui.forms import Field, Form, typed
 
 FORMS = {"turns only": "", "messages": "messages", "text": "text", "triples": "triples"}
@@ -211,6 +219,7 @@ class ProvenanceView:
                                     "info", "atlas-busy")
         try:
             await asyncio.sleep(YIELD_S)
+            await load_first(self.ctx, "atlas")
             self.atlas_run()
         finally:
             self.atlas_busy = self.atlas_form.busy = False
