@@ -138,15 +138,12 @@ def packages_for(bridge: Bridge, name: str) -> list[str]:
     ``packages``: SciPy for the atlas, which the page loads on first use: 176 MB less in
     the tab otherwise, docs/browser.md "Memory at 20k drawers"); empty for an unknown name.
     The worker loads them before it runs the call. Cost: a lookup per package."""
-    import importlib.util
-
     from palazzo.errors import PalazzoError
 
     try:
-        op = bridge.registry.get(name)
+        return bridge.registry.get(name).missing_packages()
     except PalazzoError:
         return []
-    return [p for p in op.packages if importlib.util.find_spec(p) is None]
 
 
 def grant(bridge: Bridge, name: str, held: bool) -> None:

@@ -62,6 +62,13 @@ class Operation:
     replay: Callable[[dict[str, Any], Result], dict[str, Any]] | None = None
     packages: tuple[str, ...] = ()
 
+    def missing_packages(self) -> list[str]:
+        """Return those of :attr:`packages` that cannot be imported yet (a host loads them
+        before it runs the operation). Cost: a module-spec lookup per package."""
+        import importlib.util
+
+        return [p for p in self.packages if importlib.util.find_spec(p) is None]
+
     def describe(self) -> dict[str, Any]:
         """Return the operation's public description (name, summary, input schema)."""
         return {

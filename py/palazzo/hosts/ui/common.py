@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import importlib.util
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -88,8 +87,7 @@ async def load_first(ctx: Any, name: str) -> None:
     hook = ctx.bridge.hooks.load_packages
     if hook is None:
         return
-    missing = [p for p in ctx.bridge.registry.get(name).packages
-               if importlib.util.find_spec(p) is None]
+    missing = ctx.bridge.registry.get(name).missing_packages()
     if missing:
         await hook(missing)
 
