@@ -438,7 +438,8 @@ def embed_step(bridge: Bridge, limit: int = 16, seconds: float | None = None) ->
         return {"embedded": 0, "remaining": 0}
     out = bridge.call("reindex", {"limit": limit, "opening_first": OPENING_FIRST})
     if seconds is not None:
-        RATE.record(out["embedded"], float(seconds), out["remaining"], time.monotonic())
+        RATE.record(out["embedded"], float(seconds), out["remaining"], time.monotonic(),
+                    out.get("work"))
     _refresh_status(bridge)
     return {"embedded": out["embedded"], "remaining": out["remaining"]}
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from palazzo._version import __version__
 from palazzo.core.model import MAX_CONTENT, MAX_KEY, drawer_id
+from palazzo.embed import workload
 from palazzo.errors import NotFound, ValidationError
 from palazzo.formats.graphexport import export_graph
 from palazzo.formats.palacefile import export_jsonl, export_palace, parse, read_palace
@@ -401,7 +402,10 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     a step that gives a drawer its opening window counts it in ``embedded`` and in
     ``remaining`` (its rest), and the step that gives it the rest in ``embedded``; with
     ``opening_first``, ``remaining`` counts twice the drawers still to open that way (two
-    steps each: :meth:`Palace.opening_later`), so the time left a host shows holds. Cost:
+    steps each: :meth:`Palace.opening_later`), so the time left a host shows holds. With
+    ``limit``, ``work`` says how much model work the step did, how much is left, and the
+    work of the queue's next drawers (:func:`palazzo.embed.workload.ahead`): a host's rate
+    counts in it. Cost:
     embedding the tried drawers: at most ``limit`` that get a vector, plus the drawers that
     cannot get one, which every step tries again (cheap for the embedders that make zero
     vectors, hashing and TF-IDF: such a text has no features).
@@ -440,10 +444,13 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
         rows = rows[~unread]
     todo = len(rows)
     step = args.get("limit", max(todo, 1))
+    opening_first = args.get("opening_first", False)
+    # the model work of what waits, for a host's rate and time left (steps only)
+    work = workload.costs(palace, rows, opening_first) if "limit" in args else None
     written, tried, failed, opened = 0, 0, [], 0
     while tried < todo and written < step:
         batch = rows[tried : tried + step - written]
-        answered = palace.embed_rows(batch, opening_first=args.get("opening_first", False))
+        answered = palace.embed_rows(batch, opening_first=opening_first)
         done = batch[:answered]
         got = s.has_vector[done]
         written += int(got.sum())
@@ -455,17 +462,21 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
         tried += answered
         if answered < len(batch):
             break  # the rest's vectors are still being computed elsewhere: a later step
-    if args.get("opening_first", False):  # those still to open take two steps each
+    if opening_first:  # those still to open take two steps each
         opened += palace.opening_later(rows[tried:])
     listed = 20
-    return {"embedded": written, "remaining": todo - tried + opened,
-            "embedder": palace.embedder.name,
-            "tried": [s.ids[int(r)] for r in rows[:tried]] if "limit" in args else [],
-            "fingerprint": palace.embedder.fingerprint,
-            "total_embedded": int(s.has_vector[: s.size].sum()),
-            "no_vector": {"count": len(failed),
-                          "drawer_ids": [s.ids[r] for r in failed[:listed]],
-                          "reason": "no token the embedder can read" if failed else None}}
+    out: Result = {
+        "embedded": written, "remaining": todo - tried + opened,
+        "embedder": palace.embedder.name,
+        "tried": [s.ids[int(r)] for r in rows[:tried]] if "limit" in args else [],
+        "fingerprint": palace.embedder.fingerprint,
+        "total_embedded": int(s.has_vector[: s.size].sum()),
+        "no_vector": {"count": len(failed),
+                      "drawer_ids": [s.ids[r] for r in failed[:listed]],
+                      "reason": "no token the embedder can read" if failed else None}}
+    if work is not None:
+        out["work"] = workload.ahead(*work, tried)
+    return out
 
 
 @operation("export", "The palace as a palace JSON document (or JSONL, a drawer a line; or "

@@ -1,6 +1,8 @@
 """Background embedding's rate for the status line: drawers a second over the last steps and
 the time left; nothing once everything is embedded."""
 
+import numpy as np
+
 from palazzo.hosts.embedding import IndexingRate
 
 
@@ -82,3 +84,49 @@ def test_drawers_coming_between_steps_start_the_window_again():
         left -= 16
         rate.record(16, 1.4, left, at=18.0 + 1.5 * i)
     assert abs(rate.per_second() - 16 / 1.5) < 1e-9
+
+
+def _work(done, queue, block=50):
+    """A step's ``work`` (reindex's) for the drawers of ``queue`` (their costs) next."""
+    cum = np.cumsum(queue)
+    marks = [float(x) for x in cum[block - 1::block]]
+    if len(cum) % block:
+        marks.append(float(cum[-1]))
+    return {"done": float(done), "left": float(cum[-1]) if len(cum) else 0.0,
+            "block": block, "next": marks, "drawers": len(queue)}
+
+
+def test_with_work_the_rate_follows_the_drawers_next_in_the_queue():
+    # The model does 1,000 characters a second. Steps of 10 long drawers (500 each) end every
+    # 5 s; next in the queue, 300 short drawers of 100, then 200 long ones again.
+    queue = [100.0] * 300 + [500.0] * 200
+    rate = IndexingRate()
+    for i in range(4):
+        rate.record(10, 5.0, len(queue), at=5.0 * (i + 1), work=_work(5_000, queue))
+    assert abs(rate.per_second() - 2.0) < 1e-9  # the drawers just done
+    assert abs(rate.work_per_second() - 1_000.0) < 1e-9
+    # Over the next 120 s: 120,000 characters, the 300 short drawers (30,000) and 180 long
+    # ones, 480 drawers: 4.0 a second, not the 2.0 of the long drawers just done.
+    assert rate.drawers_ahead(1_000.0) == 4.0
+    # The time left is the work left: 130,000 characters at 1,000 a second.
+    assert rate.words() == "4.0 drawers/s, about 2 min left"
+    # Near the end the queue runs out within the horizon: its drawers over its work's time.
+    short = [100.0] * 30
+    rate.record(10, 5.0, 30, at=25.0, work=_work(5_000, short))
+    assert rate.drawers_ahead(1_000.0) == 10.0 and rate.words().endswith("about 3 s left")
+
+
+def test_past_the_drawers_listed_the_rate_takes_their_mean_work():
+    rate = IndexingRate()  # 100 drawers of 200 listed, 5,000 remaining
+    rate.record(5, 1.0, 5_000, work={"done": 1_000.0, "left": 1e6, "block": 50,
+                                     "next": [10_000.0, 20_000.0], "drawers": 5_000})
+    assert rate.drawers_ahead(1_000.0) == 5.0  # 120,000 / 200 over 120 s
+
+
+def test_a_window_with_a_step_of_unknown_work_falls_back_to_drawers():
+    rate = IndexingRate()
+    for i in range(3):
+        rate.record(10, 5.0, 100, at=5.0 * (i + 1))
+    rate.record(10, 5.0, 90, at=20.0, work=_work(1_000, [100.0] * 90))
+    assert rate.work_per_second() is None
+    assert rate.words() == "2.0 drawers/s, about 45 s left"
