@@ -1,18 +1,21 @@
-"""Drop-to-import at real size: a generated ChatGPT export dropped on the built page.
+"""Import at real size: a generated ChatGPT export given to the built page.
 
-    .venv/bin/python tests/bench/import_scale.py [--messages 20000] [--runs 1]
+    .venv/bin/python tests/bench/import_scale.py [--messages 20000] [--runs 1] [--drop]
     .venv/bin/python tests/bench/import_scale.py --embed-minutes 40 --reload-at 300 --out F
 
 The export is :mod:`palazzo.bench.exportgen`'s (the scale benchmark's generator). The page runs
 with ``?embedder=hash`` (the import alone) in Chromium with the network guarded to loopback, or
 with ``--embed-minutes`` on its real embedder (MiniLM on ONNX Runtime), following the
 background embedding after the import (when a person's own turns and everything have vectors,
-what the status line says, what a reload keeps); the file goes in as a real drop event, then
-the dialog's Import button is clicked, as a person would. Printed as JSON, per run: seconds
-from the drop to "Found …" (the page reading the file, the worker writing it to Pyodide's file
-system, parsing and checking the whole export), from Import to "Imported …", and how long a
-``palace_status`` call and a search take right after, while the new drawers are embedded in the
-background."""
+what the status line says, what a reload keeps). The file is chosen in the import dialog
+(``--drop``: dropped on the page as a real drop event, its bytes carried into the page as
+base64), then the dialog's Import button is clicked, as a person would. Printed as JSON, per
+run: seconds from the file given to "Found …" (the page reading the file, the worker writing
+it to Pyodide's file system, parsing and checking the whole export), from Import to
+"Imported …", how long a ``palace_status`` call and a search take right after, while the new
+drawers are embedded in the background, and Chromium's memory (PSS of all its processes)
+before, during and after.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench.procmem import Sampler  # noqa: E402
 from browser.conftest import CHROMIUM_ARGS, SITE, chromium_path, new_guarded_context  # noqa: E402
 from browser.test_ui_import import DROP  # noqa: E402
 from palazzo.bench.exportgen import write_export  # noqa: E402
@@ -92,12 +96,14 @@ def shown_against_measured(curve: list[dict], ahead: float = 120.0,
     return {"samples": checked, "within": close, "fraction": within, "worst": worst[:5]}
 
 
-def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[str, object]:
+def embedding(page, url: str, minutes: float, reload_at: float | None,
+              memory: Sampler | None = None) -> dict[str, object]:
     """Follow the background embedding after an import, from the moment the import is done:
     every 15 s the status (embedded, to embed, a person's own turns to embed), the rate the
     status line shows and where the page's embedding time went
     (``window.palazzo.embedTimes``); with ``reload_at`` (seconds) reload the page once then
-    and count what the reload kept. Return the curve and when the own turns had a vector
+    and count what the reload kept; with ``memory`` (a running sampler), the tab's last
+    memory sample at each point. Return the curve and when the own turns had a vector
     (their opening window's, for long ones), when every drawer had one, and when everything
     was done (long turns' later windows too). Cost: up to ``minutes`` of the page's
     embedding."""
@@ -123,6 +129,7 @@ def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[s
                       "to_complete": st.get("to_complete", 0),
                       "unread": (st.get("unread") or {}).get("drawers"),
                       "shown": page.evaluate(SHOWN),
+                      "mb": memory.last_mb if memory is not None else None,
                       # where the page's embedding time went since it opened (plan, model,
                       # store, wall seconds; counted again from 0 after the reload)
                       "times": page.evaluate("window.palazzo.embedTimes")})
@@ -139,27 +146,34 @@ def embedding(page, url: str, minutes: float, reload_at: float | None) -> dict[s
     return out
 
 
-def run_once(browser, url: str, data: str, embed_minutes: float = 0.0,
-             reload_at: float | None = None) -> dict[str, object]:
-    """Drop the export (base64 ``data``) on a fresh page and import it into a new palace;
+def run_once(browser, url: str, export: Path, embed_minutes: float = 0.0,
+             reload_at: float | None = None, drop: bool = False) -> dict[str, object]:
+    """Give the ``export`` file to a fresh page (chosen in the import dialog, or with
+    ``drop`` dropped on the page) and import it into a new palace;
     return the timings and the dialog's two messages. With ``embed_minutes``, the page uses
     its real embedder (MiniLM on ONNX Runtime) and the background embedding is followed for
     up to that long (:func:`embedding`)."""
+    data = base64.b64encode(export.read_bytes()).decode() if drop else None
     context, guard = new_guarded_context(browser)
     page = context.new_page()
     page.set_default_timeout(1_800_000)
     page.goto(url + ("" if embed_minutes else "?embedder=hash"))
     page.evaluate("window.palazzo.deferred")
-    t0 = time.perf_counter()
-    page.evaluate(DROP, ["conversations.json", data])
-    print("dropped", file=sys.stderr, flush=True)
-    page.wait_for_function(STATE, arg="found", polling=200)
-    found_s = time.perf_counter() - t0
-    found = page.locator("#import-status").inner_text()
-    t1 = time.perf_counter()
-    page.locator("#import-go").click()
-    page.wait_for_function(STATE, arg="done", polling=200)
-    applied_s = time.perf_counter() - t1
+    opened_mb = Sampler().sample()
+    with Sampler() as memory:  # the tab's memory from the drop to "Imported"
+        t0 = time.perf_counter()
+        if drop:
+            page.evaluate(DROP, ["conversations.json", data])
+        else:  # the dialog's "Choose files…": the page reads the file from disk
+            page.locator("#import-files-input").set_input_files(str(export))
+        print("dropped", file=sys.stderr, flush=True)
+        page.wait_for_function(STATE, arg="found", polling=200)
+        found_s = time.perf_counter() - t0
+        found = page.locator("#import-status").inner_text()
+        t1 = time.perf_counter()
+        page.locator("#import-go").click()
+        page.wait_for_function(STATE, arg="done", polling=200)
+        applied_s = time.perf_counter() - t1
     print(f"imported in {applied_s:.1f} s", file=sys.stderr, flush=True)
     done = page.locator("#import-status").inner_text()
     t2 = time.perf_counter()
@@ -171,10 +185,16 @@ def run_once(browser, url: str, data: str, embed_minutes: float = 0.0,
     out: dict[str, object] = {
         "drop_to_found_s": round(found_s, 2), "import_to_imported_s": round(applied_s, 2),
         "status_call_after_s": round(status_s, 3), "search_after_s": round(search_s, 3),
-        "found": found, "imported": done}
+        "found": found, "imported": done,
+        # Chromium's PSS (all its processes, MB): the page open before the drop, the peak from
+        # the drop to "Imported", and then
+        "memory_mb": {"opened": opened_mb, "import_peak": memory.peak_mb,
+                      "imported": memory.last_mb}}
     if embed_minutes:
-        out["embedding"] = embedding(page, url, embed_minutes, reload_at)
+        with Sampler(every=1.0) as during:
+            out["embedding"] = embedding(page, url, embed_minutes, reload_at, during)
         out["embedding"]["from_drop_s"] = round(t2 - t0, 1)
+        out["memory_mb"]["embedding_peak"] = during.peak_mb
     context.close()
     if guard.outside or guard.failed:
         raise SystemExit(f"not offline/clean: {guard.outside} {guard.failed}")
@@ -191,22 +211,26 @@ def main() -> int:
                         help="use the page's MiniLM and follow the background embedding this long")
     parser.add_argument("--reload-at", type=float, default=None,
                         help="seconds into the embedding: reload the page once, count what it kept")
+    parser.add_argument("--drop", action="store_true",
+                        help="drop the file on the page (through a base64 copy of it in the "
+                             "page: its memory then counts three copies a person's drop has "
+                             "not) instead of choosing it in the import dialog")
     parser.add_argument("--out", default=None, help="also write the JSON here")
     args = parser.parse_args()
+    server, url = serve_in_thread(SITE)
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "conversations.json"
         write_export(export, args.messages, seed=0)
         size = export.stat().st_size
-        data = base64.b64encode(export.read_bytes()).decode()
-    server, url = serve_in_thread(SITE)
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            runs = [run_once(browser, url, data, args.embed_minutes, args.reload_at)
-                    for _ in range(args.runs)]
-            browser.close()
-    finally:
-        server.shutdown()
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=chromium_path(),
+                                             args=CHROMIUM_ARGS)
+                runs = [run_once(browser, url, export, args.embed_minutes, args.reload_at,
+                                 args.drop) for _ in range(args.runs)]
+                browser.close()
+        finally:
+            server.shutdown()
     text = json.dumps({"messages": args.messages, "export_bytes": size, "runs": runs},
                       indent=1, ensure_ascii=False)
     if args.out:
