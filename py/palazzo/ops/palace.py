@@ -446,7 +446,8 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
     step = args.get("limit", max(todo, 1))
     opening_first = args.get("opening_first", False)
     # the model work of what waits, for a host's rate and time left (steps only)
-    work = workload.costs(palace, rows, opening_first) if "limit" in args else None
+    work = (workload.costs(palace, rows, opening_first, exact=step + workload.HORIZON)
+            if "limit" in args else None)
     written, tried, failed, opened = 0, 0, [], 0
     while tried < todo and written < step:
         batch = rows[tried : tried + step - written]

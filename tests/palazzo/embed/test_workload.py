@@ -4,6 +4,7 @@ time left count it: what each drawer's next step asks, and what comes after."""
 import numpy as np
 
 from palazzo import call
+from palazzo.core.columns import WINDOW
 from palazzo.embed import workload
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.palace import Palace
@@ -82,3 +83,31 @@ def test_reindex_steps_report_their_work_and_it_adds_up():
             break
     assert done == total and out["work"]["left"] == 0 and out["work"]["next"] == []
     assert "work" not in call(palace, "reindex", {"force": True})  # not a step: no work
+
+
+def test_the_drawers_next_are_counted_from_their_texts_event_sentences_too():
+    palace = Palace(clock=lambda: 0.0, chunk_size=120)
+    turn = ("Today I passed my driving test on the first attempt. "
+            + "We talked about the routes and the roundabouts near the harbour. " * 6
+            + "On 2026-03-14 we signed the lease.")
+    call(palace, "import_conversation", {"conversation": "chat", "messages": [
+        {"role": "user", "content": turn, "timestamp": 1.0},
+        {"role": "assistant", "content": "That sounds like a big year. " * 8, "timestamp": 2.0},
+        {"role": "user", "content": "Sam adopted a parrot last month.", "timestamp": 3.0}]})
+    palace.set_embedder(_EnglishOnly())
+    rows = palace.embedding_queue()
+    now, later = workload.costs(palace, rows, opening_first=True, exact=len(rows))
+
+    def work(texts):
+        return sum(len(t) + PIECE for t in texts)
+
+    asked = [palace.embedding_texts(int(r), True)[0] for r in rows]
+    assert now.tolist() == [work(texts) for texts in asked]
+    s = palace.drawers
+    long_turn = next(i for i, r in enumerate(rows.tolist()) if s.content[r].startswith("Today"))
+    whole, kinds = palace.parts(s.content[int(rows[long_turn])])
+    assert set(kinds) - {WINDOW}  # its event sentences are embedded too, and counted
+    assert later[long_turn] == work(whole) - work(whole[:1])
+    # Beyond ``exact`` the estimate from lengths stands (no event sentences).
+    est_now, _ = workload.costs(palace, rows, opening_first=True, exact=0)
+    assert est_now[long_turn] == 120 + PIECE
