@@ -48,9 +48,10 @@ def costs(palace: Any, rows: np.ndarray, opening_first: bool = False, exact: int
     ``chunk_size``, no event sentences), which on a 20k export put the rests of long turns at
     0.67 of their work and the opening windows at 1.2: the drawers next in the queue, which
     the rate is taken from, are counted. Why: the time left and the rate the count moves at
-    are counted in it (module docstring). Cost: O(len(rows)) text lengths and a set lookup
-    for each long drawer, plus :meth:`Palace.parts` for each of the first ``exact`` drawers
-    not counted before (an extraction each: about 50 µs under CPython)."""
+    are counted in it (module docstring). Cost: O(len(rows)) text lengths and two set
+    lookups a drawer (10 ms for a 20k export's 17,596 waiting drawers under CPython), plus
+    :meth:`Palace.parts` for each of the first ``exact`` drawers not counted before (an
+    extraction each: 0.14 s for the first 5,016 of that queue, once)."""
     rows = np.asarray(rows, dtype=np.intp)
     s = palace.drawers
     size = palace.chunk_size
