@@ -130,3 +130,20 @@ def test_a_window_with_a_step_of_unknown_work_falls_back_to_drawers():
     rate.record(10, 5.0, 90, at=20.0, work=_work(1_000, [100.0] * 90))
     assert rate.work_per_second() is None
     assert rate.words() == "2.0 drawers/s, about 45 s left"
+
+
+def test_on_the_clock_the_rate_is_over_the_last_minute_when_that_holds_more_steps():
+    # Steps every second: 30 of 10 drawers, then 30 of 20. The last 20 steps alone say 20.0;
+    # the last minute holds all 60: (29 · 10 + 30 · 20) / 59 s.
+    rate = IndexingRate()
+    left = 10_000
+    for i in range(60):
+        n = 10 if i < 30 else 20
+        left -= n
+        rate.record(n, 0.9, left, at=float(i + 1))
+    assert abs(rate.per_second() - 890 / 59) < 1e-9
+    # Steps a minute old drop out of it; the last 20 steps stay the least it goes by.
+    for i in range(60, 100):
+        left -= 20
+        rate.record(20, 0.9, left, at=float(i + 1))
+    assert rate.per_second() == 20.0
