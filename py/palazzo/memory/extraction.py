@@ -317,10 +317,15 @@ _LIST_TAIL = re.compile(r"[\w' ,-]*\s(?:and|or)\s[\w' -]+")
 _NEW_SUBJECT = re.compile(r"\s+(?:I|I'm|I've|I'll|I'd|we|we're|we've|we'll|you|he|she|it|"
                           r"it's|they|they're|there|that|this|these|those|then|so|my|our|"
                           r"his|her|their|also|now)\b", re.IGNORECASE)
+# A determiner and one word before a comma, then two more words: coordinated adjectives ("a
+# safe, inviting place") as often as the end of the thing; no fact is safer than a cut one.
+_ADJ_COMMA = re.compile(r"\b(?:a|an|the|my|our|such a)\s+[a-z]+$", re.IGNORECASE)
+_WORD_PAIR = re.compile(r"\s*[a-z]+\s+[a-z]+")
 _PLACE_TAIL = re.compile(r"\s*[A-Z]\w+\s*")
 _PRONOUN = re.compile(r"\b(?:I|I'd|I'm|I've|we|it|they|he|she|you)\b")
 # Where a thing's noun phrase stops: before a purpose, place or time adverbial.
 _NP_END = re.compile(r"\s+(?:to|for|at|in|on|during|with|from|instead|because|so|after|"
+                     r"that|who|which|"
                      r"before|when|while|as|since|until|every|each|this|next|again|too|"
                      r"today|tonight|tomorrow|yesterday|now|soon|later|first|though|"
                      r"anyway|instead)\b", re.IGNORECASE)
@@ -335,7 +340,10 @@ _EVENT_END = re.compile(r"\s+(?:at|in|on|during|with|from|and|because|so|after|b
 # "as a ..." after a noun of role names the role, it does not end the thing: "my job as a
 # banker", "my time as a volunteer".
 _ROLE_AS = re.compile(r"\s+as\s+(?:a|an)\s", re.IGNORECASE)
-_ROLE_NOUN = re.compile(r"\b(?:job|role|position|career|time|work|post|stint|days|years)$",
+# "at"/"with" and a name after a noun of role name where: "my job at Door Dash".
+_AT_NAME = re.compile(r"\s+(?:at|with)\s+[A-Z]")
+_ROLE_NOUN = re.compile(r"\b(?:job|role|position|career|time|work|post|stint|days|years|"
+                        r"internship|shift|gig)$",
                         re.IGNORECASE)
 # "to the ..." after a noun of going names where to, it does not end the thing: "a road trip
 # to the beach house"; after another thing it is where the thing went ("donated my old car
@@ -371,7 +379,10 @@ _TRAILING = re.compile(r"(?:\s+(?:lately|recently|these days|nowadays|here|there
 _NO_THING = re.compile(r"(?:through|over|back|up|out|along|by|away|around|off|into|to|on)\b|"
                        r"(?:my|our|your)\s+(?:very\s+)?(?:best|hardest|utmost|part)\b",
                        re.IGNORECASE)
-_TO_LISTENER = re.compile(r"^(?:you|ya)\b|\b(?:to|for|with)\s+(?:you|ya)\b", re.IGNORECASE)
+# What the speaker says of the listener, or does to the listener's things, is no choice of the
+# speaker's: "I'll get the video to you", "I'll watch your routine".
+_TO_LISTENER = re.compile(r"^(?:you|ya)\b|\b(?:to|for|with)\s+(?:you|ya)\b|\b(?:your|yours)\b",
+                          re.IGNORECASE)
 _LEADING = re.compile(r"^(?:(?:just|finally|really|actually|definitely|probably|also|"
                       r"now|then|go ahead and|officially|maybe)\s+)+", re.IGNORECASE)
 
@@ -417,6 +428,16 @@ _EVENT_VERBS = {
     "went on": "went_on", "went": "went", "did": "did", "found": "found", "lost": "lost",
     "emailed": "emailed", "called": "called", "texted": "texted", "contacted": "contacted",
 }
+# Whom an activity is done with is no part of the activity ("spending time with the friends I
+# have", "hiking with Jon"); a bare "together" stays ("we love painting together").
+_COMPANY = re.compile(rf"\s+(?:with\s+(?:[A-Z][a-z]+\b|(?:(?:the|my|our|his|her|"
+                      rf"their|some|a few|other|close|old|good|best)\s+)*(?:[\w-]+\s+)?"
+                      rf"(?:friends?|family|fam|kids|children|folks|people|pals|buddies|"
+                      rf"{_RELATIVE})s?\b))")
+# Verbs of going: what follows the place after "to" is why ("went to a fair to show off my
+# studio"), not part of the place.
+_MOTION_VERBS = frozenset(("went to", "traveled to", "travelled to", "flew to", "went on",
+                           "got back from", "returned from"))
 # Event verbs whose object must name a thing or a person (see _GOT_THING): "did a charity
 # event", "found a violin concert", "lost my job" -- not "did well", "found myself", "lost track".
 _THING_EVENT_VERBS = frozenset(("got", "did", "found", "lost", "emailed", "called", "texted",
@@ -906,6 +927,8 @@ def _clause(obj: str) -> str:
         keep = (_LIST_TAIL.fullmatch(tail) is not None and _PRONOUN.search(tail) is None
                 ) or _PLACE_TAIL.fullmatch(tail) is not None
         if not keep:
+            if _ADJ_COMMA.search(obj, 0, comma) and _WORD_PAIR.match(tail):
+                return ""  # "a safe, inviting place ...": where the thing ends is unsure
             obj = obj[:comma]
     return obj.strip(" ,'\"“”‘’")
 
@@ -1200,6 +1223,9 @@ def _preferences(ctx: _Context) -> None:
         obj = re.sub(r"\s+(?:a lot|so much|very much|the most|more|too)$", "", obj)
         if re.match(r"to\s|\w+ing\b", obj):  # an activity: "going to the park to relax"
             obj = _without_purpose(obj)
+            company = _COMPANY.search(obj)
+            if company is not None:  # "spending time with the friends I have": whom with
+                obj = obj[:company.start()]
         ctx.add(subj, _PREF_VERBS[verb], obj, "preference", _CONFIDENCE["prefers"], span)
     for m in _scan(ctx, _P_FAN, *_TRIGGERS[_P_FAN]):
         span, subj = ctx.asserted(m), _subject(m)
@@ -1384,8 +1410,9 @@ def _events(ctx: _Context) -> None:
                 if d is not None:
                     obj = obj[:d.start()]
                 e = _EVENT_END.search(obj)
-                while e is not None and (_ROLE_AS.match(obj, e.start()) and _ROLE_NOUN.search(
-                        obj, 0, e.start()) or _TO_PLACE.match(obj, e.start())
+                while e is not None and ((_ROLE_AS.match(obj, e.start()) or _AT_NAME.match(
+                        obj, e.start())) and _ROLE_NOUN.search(obj, 0, e.start())
+                        or _TO_PLACE.match(obj, e.start())
                         and _TRIP_NOUN.search(obj, 0, e.start())):
                     # "my job as a banker", "a road trip to the beach house": one thing
                     e = _EVENT_END.search(obj, e.end())
@@ -1405,6 +1432,8 @@ def _events(ctx: _Context) -> None:
                         obj = taken.group(0)
                 if verb in _THING_EVENT_VERBS and not _GOT_THING.match(obj):
                     continue  # "got hurt", "got stuck", "got home": a state or place, no thing
+                if verb in _MOTION_VERBS:  # "went to a fair to show off my studio"
+                    obj = _without_purpose(obj)
                 if verb == "went" and not re.match(r"[a-z]+ing\b", obj):
                     continue  # "went hiking", "went camping"; "went back", "went well" are not
                 if verb in ("got", "had", "made", "took", "ran", "saw", "read") and \

@@ -463,8 +463,9 @@ def test_descriptions_are_not_classifications():
     for text in ("Kickboxing is a perfect way to stay in shape.",
                  "Finding my Zen is a mix of things."):
         assert facts(text) == set(), text
+    # whom an activity is done with is no part of it (round 6, from test4's labels)
     assert facts("I love camping trips with my fam, 'cause nature brings peace.") == {
-        ("user", "loves", "camping trips with my fam", "preference")}
+        ("user", "loves", "camping trips", "preference")}
 
 
 def test_real_chat_promises_idioms_and_capitals_give_no_fact():
@@ -544,3 +545,24 @@ def test_a_relative_that_clause_is_read_without_failing_and_a_said_that_keeps_it
     assert [f.object for f in extract("The tool that I use at work is slow.", {}).facts] == []
     said = extract("I realised that I love hiking in the hills.", {}).facts
     assert [(f.predicate, f.object) for f in said] == [("loves", "hiking in the hills")]
+
+
+def test_round_six_ends_things_where_a_reader_does():
+    # a relative clause ends a chosen thing; the listener's things are no choice
+    assert facts("I chose furniture that looks great and is comfy too.") == {
+        ("user", "decided", "furniture", "decision")}
+    assert facts("Yeah, Jon, I'll watch your routine!") == set()
+    # a name after a noun of role says where: one thing
+    assert facts("I also lost my job at Door Dash this month.") == {
+        ("user", "lost", "my job at Door Dash", "event")}
+    # the purpose of going is no part of the place
+    assert facts("Yesterday, I went to a fair to show off my studio.") == {
+        ("user", "went_to", "a fair", "event")}
+    # company is no part of a liked activity; a bare "together" stays
+    assert facts("I love spending time with the friends I have.") == {
+        ("user", "loves", "spending time", "preference")}
+    assert facts("We love painting together lately.") == {
+        ("user", "loves", "painting together", "preference")}
+    # coordinated adjectives before a comma: where the thing ends is unsure, so no fact
+    assert facts("Now I'm passionate about creating a safe, inviting place for people.") \
+        == set()
