@@ -19,7 +19,8 @@ Two sets: the generated one above (the default) and tests/palazzo/data/extractio
 real turns of LoCoMo conversations labelled before the extractor ran on them, plus a small
 *written* set of Korean/mixed turns (``written_items``, scored apart). Each further real
 sample (``b_items``, ``c_items``, ``test_items``, ``test2_items``, ``test3_items``,
-``test4_items``) is scored as its own row and never pooled; test3 and test4 were run once. On
+``test4_items``, ``test5_items``) is scored as its own row and never pooled; test3, test4 and
+test5 were run once. On
 any set, :func:`noise` counts the entity names that are noise by class, by rules of its own
 (not the extractor's): a Korean particle glued to a Latin or code token ("notion_alert.py를"),
 a fragment ("Working on the F"), a pronoun or interjection taken for a name ("Nobody", "Bye
@@ -45,6 +46,9 @@ EXTRA_SETS = {"b": "real sample B (development)", "c": "real sample C (developme
               "test3": "real test sample 3 (labelled before round 5, run once after it)",
               "test4": "real test sample 4 (labels fixed before any run; its turns' output was "
                        "seen in round 5; run once after it)",
+              "test5": "real test sample 5 (labels fixed before round 6, by a helper that never "
+                       "ran the extractor; its turns' output was seen in round 5; run once after "
+                       "round 6)",
               "written": "written (not real) non-English turns"}
 SPEED_DATA = Path(__file__).resolve().parents[3] / "tests/palazzo/data/longconv_dev.json"
 _LEAD = re.compile(r"^(?:(?:a|an|the|my|our|his|her|their|your)\s+)+", re.IGNORECASE)

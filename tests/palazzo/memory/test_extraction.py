@@ -489,20 +489,22 @@ def test_the_real_set_keeps_its_labels_and_provenance():
         text = json.dumps(data[name], ensure_ascii=False, sort_keys=True)
         assert hashlib.sha256(text.encode()).hexdigest() == digest, name
     assert set(data["labels_sha256"]) == {"items", "b_items", "c_items", "test_items",
-                                          "test2_items", "test3_items", "test4_items"}
+                                          "test2_items", "test3_items", "test4_items",
+                                          "test5_items"}
     assert [len(data[k]) for k in ("items", "b_items", "c_items", "test_items", "test2_items",
-                                   "test3_items", "test4_items")] == [146, 145, 145, 145, 146,
-                                                                      143, 291]
+                                   "test3_items", "test4_items", "test5_items")] == [
+        146, 145, 145, 145, 146, 143, 291, 290]
     assert "NOT real" in data["written_items_note"] and len(data["written_items"]) == 35
 
 
 def test_bench_scores_the_real_set_and_counts_noise():
     result = bench.run(REAL, speed_data=None)
     assert set(result) >= {"entities", "facts", "noise", "b", "c", "test", "test2", "test3",
-                           "test4", "written"}
+                           "test4", "test5", "written"}
     assert result["test2"]["items"] == 146
     assert result["test3"]["items"] == 143  # each sample run once is scored as its own row
     assert result["test4"]["items"] == 291
+    assert result["test5"]["items"] == 290
     # Floors below what was measured (2026-12-06): test sample facts P 0.75 when run once
     # (1.00 after rounds 4 and 5, fitted to it), test2 facts P 0.57 when run once (1.00 after
     # round 5, fitted to it), held-out test3 facts P 0.60 (3/5), entities P 0.97; the written
@@ -513,6 +515,9 @@ def test_bench_scores_the_real_set_and_counts_noise():
     assert result["test2"]["entities"]["all"]["precision"] >= 0.9
     assert result["test3"]["facts"]["all"]["precision"] >= 0.5
     assert result["test3"]["entities"]["all"]["precision"] >= 0.9
+    # test5, held out, run once after round 6: facts P 1.00 (15/15), entities P 0.97
+    assert result["test5"]["facts"]["all"]["precision"] >= 0.8
+    assert result["test5"]["entities"]["all"]["precision"] >= 0.9
     for name in ("noise",):
         assert result[name]["particle"] == result[name]["fragment"] == 0
     noise = result["written"]["noise"]
