@@ -624,11 +624,7 @@ class Palace:
             rest = rest if keep is None else rest[~keep]
         if len(rows) >= 2:
             short = text_lengths(s.content, rows) <= (self.chunk_size or 0)
-            own = np.zeros(len(rows), dtype=bool)
-            users = self.own_turns()
-            if users and any(s.source[r] == "conversation" for r in rows.tolist()):
-                own = np.fromiter((s.ids[int(r)] in users for r in rows), dtype=bool,
-                                  count=len(rows))
+            own = self.roles_of(rows)[1]
             created = s.columns["created_at"][rows]
             rows = rows[np.lexsort((rows, -created, ~short, ~own))]
         if len(rest):
@@ -699,6 +695,20 @@ class Palace:
         :meth:`_turn_roles`."""
         return self._turn_roles()[2]
 
+    def roles_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return two boolean arrays over ``rows``: the drawer holds an assistant's answer,
+        the drawer holds a person's own turn. Why: the embedding queue, the time left
+        (:meth:`opening_later`) and the workload's count ask it of many rows at once. Cost:
+        :meth:`_turn_roles`, then two set lookups a row (none without conversation turns)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        _, answers, users = self._turn_roles()
+        if not answers and not users:
+            return np.zeros(len(rows), dtype=bool), np.zeros(len(rows), dtype=bool)
+        ids = self.drawers.ids
+        keys = [ids[r] for r in rows.tolist()]
+        return (np.fromiter((k in answers for k in keys), dtype=bool, count=len(keys)),
+                np.fromiter((k in users for k in keys), dtype=bool, count=len(keys)))
+
     def _turn_roles(self) -> tuple[tuple[int, int], frozenset[str], frozenset[str]]:
         """Return the cached (key, assistant turns' drawer ids, user turns' drawer ids), made
         again when the turns change in number (turns are added or dropped, never edited in
@@ -729,8 +739,7 @@ class Palace:
         rows = np.asarray(rows, dtype=np.intp)
         rows = rows[~s.has_vector[rows]]
         long_rows = rows[text_lengths(s.content, rows) > self.chunk_size]
-        users = self.own_turns()
-        return sum(1 for r in long_rows.tolist() if s.ids[r] in users) if users else 0
+        return int(self.roles_of(long_rows)[1].sum())
 
     def _embed(self, rows: list[int], opening_first: bool = False) -> int:
         """Embed the drawers at ``rows`` (all their texts, :meth:`embedding_texts`, in one

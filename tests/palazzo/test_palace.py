@@ -408,6 +408,13 @@ def test_the_turn_roles_follow_new_turns_and_the_status_counts_only_readable_own
         {"role": "assistant", "content": "About 17,000 euros.", "timestamp": 5.0}]})
     own, answers = palace.own_turns(), palace.answers()
     assert len(own) == 3 and len(answers) == 2 and not own & answers  # made again
+    # the same answer a row at a time, as the queue and the workload ask it
+    rows = np.arange(len(palace.drawers.ids))
+    is_answer, is_own = palace.roles_of(rows)
+    assert [palace.drawers.ids[r] in answers for r in rows] == is_answer.tolist()
+    assert [palace.drawers.ids[r] in own for r in rows] == is_own.tolist()
+    note = palace.row(palace.add_drawer("notes", "misc", "Not a turn.")[0])
+    assert [m.tolist() for m in palace.roles_of(np.array([note]))] == [[False], [False]]
     palace.set_embedder(_EnglishOnly())
     status = call(palace, "palace_status", {})
     # The Korean question waits for no vector: it is neither to embed nor one's own to embed.

@@ -89,15 +89,9 @@ def costs(palace: Any, rows: np.ndarray, opening_first: bool = False, exact: int
 
 
 def _roles(palace: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return two boolean arrays over ``rows``: an assistant's answer, a person's own turn."""
-    ids = palace.drawers.ids
-    answers, users = palace.answers(), palace.own_turns()
-    if not answers and not users:
-        none = np.zeros(len(rows), dtype=bool)
-        return none, none
-    keys = [ids[int(r)] for r in rows]
-    return (np.fromiter((k in answers for k in keys), dtype=bool, count=len(keys)),
-            np.fromiter((k in users for k in keys), dtype=bool, count=len(keys)))
+    """Return two boolean arrays over ``rows``: an assistant's answer, a person's own turn
+    (:meth:`Palace.roles_of`)."""
+    return palace.roles_of(rows)
 
 
 class _Counted:
