@@ -413,13 +413,13 @@ def test_the_turn_roles_follow_new_turns_and_the_status_counts_only_readable_own
     is_answer, is_own = palace.roles_of(rows)
     assert [palace.drawers.ids[r] in answers for r in rows] == is_answer.tolist()
     assert [palace.drawers.ids[r] in own for r in rows] == is_own.tolist()
-    note = palace.row(palace.add_drawer("notes", "misc", "Not a turn.")[0])
-    assert [m.tolist() for m in palace.roles_of(np.array([note]))] == [[False], [False]]
     palace.set_embedder(_EnglishOnly())
     status = call(palace, "palace_status", {})
     # The Korean question waits for no vector: it is neither to embed nor one's own to embed.
     assert status["unread"] == {"drawers": 1, "script": "latin"}
     assert status["to_embed"] == 4 and status["to_embed_own"] == 2
+    note = palace.row(palace.add_drawer("notes", "misc", "Not a turn.")[0])
+    assert [m.tolist() for m in palace.roles_of(np.array([note]))] == [[False], [False]]
 
 
 def test_text_the_embedder_does_not_read_gets_no_vector_and_is_no_failure():
