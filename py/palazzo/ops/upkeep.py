@@ -54,6 +54,10 @@ THRESHOLD = 0.9  # cosine of whole-drawer vectors (chosen by bench upkeep: docs/
 TEXT_THRESHOLD = 0.7  # Jaccard of word pairs
 NEIGHBOURS = 10  # candidate pairs a drawer keeps (its nearest), so a cluster cannot explode
 BLOCK = 1024  # rows of the similarity matrix computed at once
+# float32 products of unit vectors miss their exact value by a few units in the last place
+# (NumPy 2.4's matrix product gives 0.99999994 for two equal vectors): a threshold of 1 means
+# "the same vector", so the comparison allows that much.
+ROUNDING = 1e-6
 MAX_GROUPS = 10_000
 EXAMPLES = 5
 WORD = re.compile(r"\w+")
@@ -219,7 +223,7 @@ def near_duplicates(palace: Palace, threshold: float = THRESHOLD,
             near = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k else np.empty((0, 0))
             for i, js in zip(idx, near, strict=True):
                 for j in js:
-                    if j <= i or sims[i - lo, j] < threshold:
+                    if j <= i or sims[i - lo, j] < threshold - ROUNDING:
                         continue  # each pair once (from its lower index), above threshold
                     a, b = int(vec_rows[i]), int(vec_rows[j])
                     if _jaccard(words_of(a), words_of(b)) >= text_threshold:
