@@ -1,8 +1,9 @@
 """The npm scripts' entry point: set up, build, serve, test and benchmark palazzo.
 
 Runs under the system ``python3`` with the standard library only: it creates ``.venv`` at the
-repository root when missing (or when ``pyproject.toml`` changed), installs palazzo with its
-``ui`` and ``dev`` extras into it, then re-runs the requested task inside that environment.
+repository root when missing (or when ``pyproject.toml`` or ``py/constraints.txt`` changed),
+installs palazzo with its ``ui`` and ``dev`` extras into it at the versions
+``py/constraints.txt`` pins, then re-runs the requested task inside that environment.
 
     python3 py/tasks.py start        build the site and serve it (PORT, default 8000)
     python3 py/tasks.py test [args]  build the site and run the whole pytest suite
@@ -23,11 +24,15 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 VENV_PY = VENV / "bin" / "python"
 STAMP = VENV / ".palazzo-setup"
+# Every package .venv holds, at one version: a new release (NumPy 2.4's float32 rounding once
+# failed a test on a fresh clone) reaches the suite only when this file is changed.
+CONSTRAINTS = ROOT / "py" / "constraints.txt"
 
 
 def _setup_key() -> str:
-    # Reinstall when the declared dependencies change.
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    # Reinstall when the declared dependencies or their pinned versions change.
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()
+                          + CONSTRAINTS.read_bytes()).hexdigest()
 
 
 def ensure_venv() -> None:
@@ -42,7 +47,8 @@ def ensure_venv() -> None:
         [str(VENV_PY), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True
     )
     subprocess.run(
-        [str(VENV_PY), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[ui,dev]"], check=True
+        [str(VENV_PY), "-m", "pip", "install", "--quiet", "-c", str(CONSTRAINTS),
+         "-e", f"{ROOT}[ui,dev]"], check=True
     )
     STAMP.write_text(key)
 
