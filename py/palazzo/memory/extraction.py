@@ -379,10 +379,10 @@ _TRAILING = re.compile(r"(?:\s+(?:lately|recently|these days|nowadays|here|there
 _NO_THING = re.compile(r"(?:through|over|back|up|out|along|by|away|around|off|into|to|on)\b|"
                        r"(?:my|our|your)\s+(?:very\s+)?(?:best|hardest|utmost|part)\b",
                        re.IGNORECASE)
-# What the speaker says of the listener, or does to the listener's things, is no choice of the
-# speaker's: "I'll get the video to you", "I'll watch your routine".
-_TO_LISTENER = re.compile(r"^(?:you|ya)\b|\b(?:to|for|with)\s+(?:you|ya)\b|\b(?:your|yours)\b",
-                          re.IGNORECASE)
+# What the speaker does for the listener, or to the listener's things (in the clause), is no
+# choice of the speaker's: "I'll get the video to you", "I'll watch your routine".
+_TO_LISTENER = re.compile(r"^(?:you|ya)\b|\b(?:to|for|with)\s+(?:you|ya)\b", re.IGNORECASE)
+_YOURS = re.compile(r"\b(?:your|yours)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:(?:just|finally|really|actually|definitely|probably|also|"
                       r"now|then|go ahead and|officially|maybe)\s+)+", re.IGNORECASE)
 
@@ -1288,7 +1288,8 @@ def _decisions(ctx: _Context) -> None:
                 continue
             subj = _subject(m)
             verb = re.sub(r"\s+", " ", m.group("verb").lower())
-            if _TO_LISTENER.search(m.group("obj")) or _NO_THING.match(m.group("obj")):
+            if _TO_LISTENER.search(m.group("obj")) or _NO_THING.match(m.group("obj")) \
+                    or _YOURS.search(_clause(m.group("obj"))):
                 continue  # "I'll get the video to you", "we'll get through this": no choice
             if verb in _THING_VERBS:
                 objs = _split_names(_noun_phrase(m.group("obj")))
