@@ -55,8 +55,8 @@ TEXT_THRESHOLD = 0.7  # Jaccard of word pairs
 NEIGHBOURS = 10  # candidate pairs a drawer keeps (its nearest), so a cluster cannot explode
 BLOCK = 1024  # rows of the similarity matrix computed at once
 # float32 products of unit vectors miss their exact value by a few units in the last place
-# (NumPy 2.4's matrix product gives 0.99999994 for two equal vectors): a threshold of 1 means
-# "the same vector", so the comparison allows that much.
+# (NumPy 2.4.6's matrix product gives 0.9999999, 1 - 1.2e-7, for two equal vectors): a
+# threshold of 1 means "the same vector", so the comparison allows that much.
 ROUNDING = 1e-6
 MAX_GROUPS = 10_000
 EXAMPLES = 5
