@@ -108,7 +108,9 @@ const LOCKING = new Set(["open_palace", "new_palace", "delete_palace"]);
 async function flush() {
   await settle();
   const changes = host.drain(bridge);
-  const list = changes.toJs({ create_pyproxies: false });
+  // A file written whole (host.Outgoing) stays in Pyodide's memory: a proxy of it, not a
+  // copy of a snapshot in this heap (see outgoing).
+  const list = changes.toJs({ create_pyproxies: false, default_converter: (proxy) => outgoing(proxy.copy()) });
   changes.destroy();
   try {
     for (const change of list) {
@@ -120,8 +122,26 @@ async function flush() {
     for (const change of list) if (change[0] === "release") PalaceStorage.release(change[1]);
     try { await recover(); } catch (again) { console.error(`reloading after a failed write: ${again}`); }
     throw err;
+  } finally {
+    for (const change of list) if (change[3] && change[3].destroy) change[3].destroy();
   }
   watchLock();
+}
+
+// The bytes of a file the engine wrote whole, where they lie in Pyodide's memory: `read(work)`
+// calls work with a Uint8Array view of them (valid only during the call: Pyodide's memory
+// may move when Python runs again, and nothing in work may run Python), `destroy()` lets
+// Python free them. A 20k palace's snapshot is 130-190 MB: the tab no longer holds a second
+// copy of it in this heap while it is written.
+function outgoing(proxy) {
+  return {
+    read(work) {
+      const data = proxy.data;
+      const view = data.getBuffer("u8");
+      try { return work(view.data); } finally { view.release(); data.destroy(); }
+    },
+    destroy() { proxy.destroy(); },
+  };
 }
 
 // Files boot wanted but the worker had not read (an older generation's snapshot, for a

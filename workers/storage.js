@@ -37,6 +37,35 @@ const PalaceStorage = (() => {
     if (!same(got, want)) throw new Error(`${file} did not read back as it was written`);
   }
 
+  // Call work with the bytes of `data`: a Uint8Array, or the worker's view of a file still
+  // in Pyodide's memory (an object with read(work); see outgoing in palace.worker.js).
+  function withBytes(data, work) {
+    return data instanceof Uint8Array ? work(data) : data.read(work);
+  }
+
+  // A copy of `data`'s bytes of its own (what IndexedDB stores: a structured clone of a
+  // view into Pyodide's memory would copy all of that memory).
+  function copyOf(data) {
+    return withBytes(data, (bytes) => bytes.slice());
+  }
+
+  // How much of a file written whole is read back at a time: the check holds one piece, not
+  // a second copy of a 190 MB snapshot.
+  const PIECE = 8 << 20;
+
+  // Read `bytes.byteLength` bytes back through the access handle, a piece at a time, and
+  // throw unless they are `bytes`.
+  function readBackPieces(file, access, bytes) {
+    if (access.getSize() !== bytes.byteLength) throw new Error(`${file} did not read back as it was written`);
+    const piece = new Uint8Array(Math.min(PIECE, bytes.byteLength));
+    for (let at = 0; at < bytes.byteLength; at += PIECE) {
+      const n = Math.min(PIECE, bytes.byteLength - at);
+      const got = n === piece.byteLength ? piece : piece.subarray(0, n);
+      if (access.read(got, { at }) !== n) throw new Error(`${file} did not read back as it was written`);
+      readBack(file, got, bytes.subarray(at, at + n));
+    }
+  }
+
   class OpfsStore {
     constructor(dir) { this.dir = dir; this.kind = "opfs"; }
 
@@ -105,14 +134,12 @@ const PalaceStorage = (() => {
         // A new file under a temporary name, read back and compared, then moved into place.
         const temp = `.${file}.tmp`;
         const handle = await dir.getFileHandle(temp, { create: true });
-        await this.access(handle, (access) => {
+        await this.access(handle, (access) => withBytes(data, (bytes) => {
           access.truncate(0);
-          access.write(data, { at: 0 });
+          if (access.write(bytes, { at: 0 }) !== bytes.byteLength) throw new Error(`${file} was not written whole`);
           access.flush();
-          const back = new Uint8Array(access.getSize());
-          access.read(back, { at: 0 });
-          readBack(file, back, data);
-        });
+          readBackPieces(file, access, bytes);
+        }));
         await handle.move(file);
         return;
       }
@@ -207,7 +234,7 @@ const PalaceStorage = (() => {
       } else {
         const old = op === "write" || op === "mark" ? null : await request(this.tx("readonly").get(key));
         let next;
-        if (op === "write" || op === "mark") next = data;
+        if (op === "write" || op === "mark") next = copyOf(data);
         else if (op === "append") {
           next = new Uint8Array((old ? old.byteLength : 0) + data.byteLength);
           if (old) next.set(new Uint8Array(old));
@@ -217,7 +244,7 @@ const PalaceStorage = (() => {
         // One transaction a change: it is durable when the transaction completes.
         const store = this.db.transaction("files", "readwrite", { durability: "strict" }).objectStore("files");
         await request(store.put(next.buffer.slice(next.byteOffset, next.byteOffset + next.byteLength), key));
-        if (op === "write") readBack(file, new Uint8Array(await request(this.tx("readonly").get(key))), data);
+        if (op === "write") readBack(file, new Uint8Array(await request(this.tx("readonly").get(key))), next);
       }
     }
   }

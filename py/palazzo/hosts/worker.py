@@ -244,10 +244,34 @@ def lock_free(bridge: Bridge, name: str) -> None:
         hook(name)
 
 
+class Outgoing:
+    """A file written whole (a snapshot, ``keys.json``), handed to the worker where it lies.
+
+    Why: converted with the rest of :func:`drain`'s answer, a 20k palace's 130–190 MB
+    snapshot was copied into the worker's JavaScript heap while Pyodide's memory still held
+    it, and the tab grew by that much at every compaction. Not being a buffer, this wrapper
+    is not converted; the worker keeps a proxy of it and writes from a view of ``data`` in
+    Pyodide's memory (``workers/palace.worker.js``, ``outgoing``). Cost: none."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes | bytearray) -> None:
+        self.data = data
+
+    def __bytes__(self) -> bytes:
+        """Return a copy of the bytes (CPython hosts and tests)."""
+        return bytes(self.data)
+
+    def __len__(self) -> int:
+        """Return the file's size in bytes."""
+        return len(self.data)
+
+
 def drain(bridge: Bridge) -> list[list[Any]]:
     """Return what the worker must do, oldest first: [op, palace, file, data] with op
-    write/append (data bytes), mark (a small file rewritten in place, data bytes), truncate
-    (data a size), rename (data the new name), delete (file) or remove (a palace),
+    write (data an :class:`Outgoing`), append (data bytes), mark (a small file rewritten
+    in place, data bytes), truncate (data a size), rename (data the new name), delete
+    (file) or remove (a palace),
     then ["release", palace, "", None] for each writer lock to give back.
 
     A lock is given back when the library released it (switching away, deleting) and when
@@ -261,7 +285,8 @@ def drain(bridge: Bridge) -> list[list[Any]]:
     out: list[list[Any]] = [["remove", name, "", None] for name in root.removed]
     root.removed.clear()
     for name, space in root.spaces.items():
-        out.extend([op, name, file, data] for op, file, data in space.drain())
+        out.extend([op, name, file, Outgoing(data) if op == "write" else data]
+                   for op, file, data in space.drain())
     keep = {lib.name} if lib.holds_lock else set()
     for name in sorted(root.held - keep):
         root.unlock(name)
