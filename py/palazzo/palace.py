@@ -51,6 +51,7 @@ from palazzo.memory.summary import Summaries
 from palazzo.provenance.kernel import Provenance
 from palazzo.retrieval import scripts
 from palazzo.retrieval.bm25 import BM25Index
+from palazzo.stigmergy.trails import QueryTrails
 from palazzo.stigmergy.tunnels import TunnelProposals
 
 drawer_id_of = drawer_id  # update_drawer's parameter is called drawer_id
@@ -154,6 +155,7 @@ class Palace:
         # Node pheromones of every node but the drawers (which keep theirs in their columns).
         self.node_pheromones = NodeTable()
         self.tunnel_proposals = TunnelProposals()  # generalist agents' suggested TUNNELs
+        self.trails = QueryTrails()  # rewards kept with the queries that earned them
         self.text_index = BM25Index()
         self.kg = KnowledgeGraph(self)
         self.conversations = Conversations(self)

@@ -92,6 +92,17 @@ def test_a_session_with_the_sdk_client(tmp_path, mode):
             hits = (await ok(client, "search", {"query": "Clerk pricing", "limit": 3}))["results"]
             assert hits[0]["drawer_id"] == auth["drawer_id"]
             assert hits[0]["content"] == "We chose Clerk over Auth0 because of pricing."
+            # "This helped", with the query that found it: the search learns for that query.
+            garden = hits[1]["drawer_id"]
+            told = await ok(client, "pheromone_deposit", {"drawer_ids": [garden],
+                                                          "query": "Clerk pricing"})
+            assert told["trails"] == 1
+            learned = (await ok(client, "search", {"query": "Clerk pricing", "limit": 3,
+                                                   "pheromone": 2}))["results"]
+            assert learned[0]["drawer_id"] == garden and learned[0]["scores"]["pheromone"] > 0
+            other = (await ok(client, "search", {"query": "tomatoes staking", "limit": 3,
+                                                 "pheromone": 2}))["results"]
+            assert all(h["scores"]["pheromone"] == 0.0 for h in other)
 
             fact = await ok(client, "kg_add", {"subject": "Kai", "predicate": "works on",
                                                "object": "Orion", "valid_from": "2025-06-01",

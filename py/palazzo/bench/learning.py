@@ -9,7 +9,8 @@ LongMemEval file, honestly:
   a *held-apart* set (never asked, so never given feedback);
 - each round asks every workload question through the ``search`` operation and scores the
   answers; then a simulated user, who saw the first ``shown`` results of each, marks the gold
-  sessions among them useful (``pheromone_deposit`` with those drawer ids, reward 1); gold
+  sessions among them useful (``pheromone_deposit`` with those drawer ids, reward 1, and the
+  question as ``query``: the reward is remembered with it, :mod:`palazzo.stigmergy.trails`); gold
   sessions the user never saw get nothing. Then the palace decays one cycle (``decay_now``);
 - so round 1 is the score before any feedback and the last entry the score after the last
   round; the held-apart set is scored before any feedback and after the last round, so any
@@ -31,6 +32,7 @@ from palazzo.bench.metrics import summarise
 from palazzo.embed import Embedder
 from palazzo.ops import call
 from palazzo.palace import Palace
+from palazzo.stigmergy.trails import QueryTrails
 
 SHOWN = 10
 HEADLINE = ("recall_any@1", "recall_any@5", "ndcg_any@10")
@@ -85,6 +87,7 @@ def _reset(palace: Palace) -> None:
     s = palace.drawers.columns
     for kind in ("exploitation", "exploration"):
         s[kind][:] = 0.0
+    palace.trails = QueryTrails()
 
 
 def simulate(palace: Palace, sessions_of: dict[str, list[str]],
@@ -103,10 +106,11 @@ def simulate(palace: Palace, sessions_of: dict[str, list[str]],
         asked = [(_ask(palace, q, weight, sessions_of), set(q["answer_session_ids"]))
                  for q in workload]
         curve.append(summarise([(ranked, gold) for (ranked, _), gold in asked]))
-        for (_, drawers), gold in asked:
+        for q, ((_, drawers), gold) in zip(workload, asked, strict=True):
             useful = [d for d in drawers if gold & set(sessions_of[d])]
             if useful:
-                call(palace, "pheromone_deposit", {"drawer_ids": useful, "reward": 1.0})
+                call(palace, "pheromone_deposit", {"drawer_ids": useful, "reward": 1.0,
+                                                   "query": q["question"]})
                 deposits += 1
         call(palace, "decay_now", {"cycles": 1})
     curve.append(_score(palace, workload, weight, sessions_of))

@@ -1,16 +1,17 @@
 """The palace JSON file: one versioned envelope holding everything a palace is.
 
 ``{"format": "palazzo", "version": 2, "exported_at": …, "palace": {…}}`` with every wing,
-room, closet, drawer (verbatim text, identity ``key`` when it has one, metadata, pheromones),
-the ids edited drawers had before (``drawer_aliases``: old id -> current id), edge (costs,
-pheromones), entity and agent, the node pheromones of wings, rooms, closets and entities
-(``node_pheromones``, the non-zero ones; absent in older files), the generalist agents'
-``tunnel_proposals``, and optionally the embedding matrix (base64 float16 or
-float32) with the embedder that made it, plus the chunk vectors of long drawers
-(``chunk_vectors``: drawer ids repeated once a chunk, in chunk order, the matrix in the
-same dtype and dim as ``vectors``, and ``kinds``, one digit a chunk: 0 a window of the
-text, 1 or 2 an event sentence, 3 the opening window of a long turn whose later windows are
-not embedded yet, absent when all are windows).
+room, closet, drawer (verbatim text, identity ``key`` when it has one, metadata,
+pheromones), the ids edited drawers had before (``drawer_aliases``: old id -> current id),
+edge (costs, pheromones), entity and agent, the node pheromones of wings, rooms, closets and
+entities (``node_pheromones``, the non-zero ones; absent in older files), the generalist
+agents' ``tunnel_proposals``, the query trails (``trails``: each remembered query's terms
+and the drawers it found helpful with their strengths; absent when there are none), and
+optionally the embedding matrix (base64 float16 or float32) with the embedder that made it,
+plus the chunk vectors of long drawers (``chunk_vectors``: drawer ids repeated once a chunk,
+in chunk order, the matrix in the same dtype and dim as ``vectors``, and ``kinds``, one
+digit a chunk: 0 a window of the text, 1 or 2 an event sentence, 3 the opening window of a
+long turn whose later windows are not embedded yet, absent when all are windows).
 
 Reading validates the whole file before anything is built, so a malformed, truncated or
 hostile file is refused with the place it went wrong, and the open palace is never touched
@@ -70,6 +71,7 @@ from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries
 from palazzo.memory.kg import KnowledgeGraph
 from palazzo.provenance.kernel import Provenance
+from palazzo.stigmergy.trails import QueryTrails
 from palazzo.stigmergy.tunnels import TunnelProposals
 
 FORMAT = "palazzo"
@@ -140,6 +142,8 @@ def export_palace(palace, vectors: str | None = "float32", exported_at: float | 
         body["node_pheromones"] = places
     if palace.tunnel_proposals.items:
         body["tunnel_proposals"] = palace.tunnel_proposals.to_json()
+    if palace.trails.by_terms:
+        body["trails"] = palace.trails.to_json()
     emb = palace.embedder
     embedded = [int(r) for r in rows if s.has_vector[r]]
     # Vectors kept from a file while no embedder is attached (a browser boot) still belong to
@@ -509,6 +513,7 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
     proposals = TunnelProposals.from_json(body.get("tunnel_proposals", []),
                                           {room_id(*k) for k in room_keys},
                                           f"{where}.tunnel_proposals")
+    trails = QueryTrails.from_json(body.get("trails", []), f"{where}.trails")
     vectors = _read_vectors(body.get("vectors"), seen, renamed, f"{where}.vectors")
     chunk_vectors = _read_chunks(body.get("chunk_vectors"), vectors, renamed,
                                  f"{where}.chunk_vectors")
@@ -536,6 +541,7 @@ def read_palace(doc: Any, make_palace: Callable[..., Any]) -> Any:
             palace.edges.columns[key][i] = rec[key]
     palace.node_pheromones = places
     palace.tunnel_proposals = proposals
+    palace.trails = trails
     emb = palace.embedder
     if vectors is not None and emb is None:
         # No embedder yet (the browser attaches MiniLM after boot): keep the vectors under

@@ -78,6 +78,7 @@ from palazzo.memory.diary import Diaries
 from palazzo.memory.kg import KnowledgeGraph
 from palazzo.provenance.kernel import Provenance
 from palazzo.retrieval.bm25 import BM25Index, Tokenizer
+from palazzo.stigmergy.trails import QueryTrails
 from palazzo.stigmergy.tunnels import TunnelProposals
 
 MAGIC = b"PZSNAP\x00\x01"
@@ -325,6 +326,7 @@ def snapshot_parts(palace: Any, store: dict[str, Any] | None = None) -> list[mem
         "edges": _edges(palace.edges, arrays),
         "bm25": _bm25(palace.text_index, arrays),
         "tunnel_proposals": palace.tunnel_proposals.to_json(),
+        "trails": palace.trails.to_json(),
     }
     _node_pheromones(palace.node_pheromones, arrays)
     for name in SECTIONS:
@@ -471,6 +473,7 @@ def palace_of(opened: Opened, make_palace: Callable[..., Any]) -> Any:
     palace.tunnel_proposals = TunnelProposals.from_json(
         meta.get("tunnel_proposals", []), {room_id(*k) for k in palace.rooms},
         "snapshot.tunnel_proposals")
+    palace.trails = QueryTrails.from_json(meta.get("trails", []), "snapshot.trails")
     bm25 = {name[2:]: value for name, value in a.items() if name.startswith("t.")}
     bm25["vocab"] = _read_texts(bm25.pop("vocab.offsets"), bm25.pop("vocab.block"))
     palace.text_index = BM25Index.from_state({**meta["bm25"], **bm25})

@@ -148,12 +148,27 @@ def _path_edges(palace: Palace, path: list[list[str]]) -> list[int]:
     return out
 
 
+QUERY = {"type": "string", "minLength": 1, "maxLength": 10_000}
+
+
+def _trail(palace: Palace, query: str | None, ids: list[str], rewards: Any) -> int | None:
+    """Remember ``rewards`` on ``ids`` with ``query``'s region (:mod:`palazzo.stigmergy.
+    trails`); return how many trails the palace holds, or None without a query. The ids are
+    checked by the caller first. Cost: tokenising the query, O(ids)."""
+    if query is None:
+        return None
+    terms = palace.trails.region(palace.text_index.tokenizer, query)
+    return palace.trails.deposit(terms, ids, [float(r) for r in rewards])
+
+
 @operation("pheromone_deposit",
            "Reinforce ranked retrieval results (drawer_ids) or a walked path of "
-           "[src, dst, kind] edges, position weighted r·(1−(i−1)/k).",
+           "[src, dst, kind] edges, position weighted r·(1−(i−1)/k). With 'query' (the "
+           "search the drawers answered), the reward is also remembered with that query: "
+           "a later search with pheromone > 0 reads it when its words are near.",
            obj({"drawer_ids": {"type": "array", "items": NAME, "minItems": 1},
                  "path": {"type": "array", "items": STEP, "minItems": 1},
-                 "reward": REWARD}), mutates=True)
+                 "reward": REWARD, "query": QUERY}), mutates=True)
 def _pheromone_deposit(palace: Palace, args: dict[str, Any]) -> Result:
     reward = args.get("reward", 1.0)
     has_path, has_drawers = "path" in args, "drawer_ids" in args
@@ -164,7 +179,12 @@ def _pheromone_deposit(palace: Palace, args: dict[str, Any]) -> Result:
         ids = args["drawer_ids"]
         if not 1 <= len(ids) <= MAX_PATH:
             raise ValidationError(f"drawer_ids must hold 1 to {MAX_PATH} ids")
-        return {"kind": "drawers", **pheromone.deposit_drawers(palace, ids, reward)}
+        out = pheromone.deposit_drawers(palace, ids, reward)
+        trails = _trail(palace, args.get("query"), list(ids), out["exploitation"])
+        return {"kind": "drawers", **out, **({} if trails is None else {"trails": trails})}
+    if "query" in args:
+        raise ValidationError("'query' goes with 'drawer_ids' (the results it found), "
+                              "not with a path")
     path = args["path"]
     if not 1 <= len(path) <= MAX_PATH:
         raise ValidationError(f"path must hold 1 to {MAX_PATH} steps")
@@ -213,11 +233,15 @@ def _link(palace: Palace, a: str, b: str) -> int | None:
            "room, closet) get exploitation with reward 0.3 / 0.6 / 1 (position weighted "
            "down the places) and exploration +0.1·(1−reward); with 'from' (the drawer it "
            "was reached from), a link joining the two drawers or their rooms gets success "
-           "+reward, and on open traversal +0.1 and recency 1. One journal record an action.",
+           "+reward, and on open traversal +0.1 and recency 1. With 'query' (the search "
+           "the drawer was found by; open / copy / helpful), the reward is also remembered "
+           "with that query, for later searches near it with pheromone > 0. One journal "
+           "record an action.",
            obj({"action": {"enum": list(USES)},
                 "drawer_ids": {"type": "array", "items": NAME, "minItems": 1,
                                "maxItems": MAX_HITS},
-                "from": NAME}, required=("action", "drawer_ids")), mutates=True)
+                "from": NAME, "query": QUERY}, required=("action", "drawer_ids")),
+           mutates=True)
 def _pheromone_use(palace: Palace, args: dict[str, Any]) -> Result:
     """Search ranking is untouched by default: only a search with ``pheromone`` > 0 reads
     exploitation. Unknown drawers raise NotFound before anything changes. Cost: O(hits) for
@@ -239,6 +263,7 @@ def _pheromone_use(palace: Palace, args: dict[str, Any]) -> Result:
     row, reward = rows[0], USE_REWARD[action]
     link = None if args.get("from") is None else _link(palace, args["from"], s.ids[row])
     places = _place_path(palace, row)
+    trails = _trail(palace, args.get("query"), [s.ids[row]], [reward])
     s.columns["exploitation"][row] += reward
     s.columns["exploration"][row] += pheromone.EXPLORATION_DEPOSIT * (1.0 - reward)
     pheromone.deposit_places(palace, places, reward)
@@ -252,7 +277,7 @@ def _pheromone_use(palace: Palace, args: dict[str, Any]) -> Result:
         pheromone.recompute_costs(palace, [link])
         edge = _edge_dict(palace, link, float(pheromone.phi(palace, [link])[0]))
     return {"action": action, "drawers": [s.ids[row]], "places": places, "edge": edge,
-            "reward": reward}
+            "reward": reward, **({} if trails is None else {"trails": trails})}
 
 
 @operation("decay_now", "Decay every pheromone by a number of cycles "

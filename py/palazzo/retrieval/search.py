@@ -3,14 +3,16 @@
 Vector scores are one matrix-vector product over the normalised embedding matrix; BM25 is
 sparse algebra over the text index; both are restricted to the wing/room mask before ranking.
 
-Learning from use (issue 4): a hybrid search may add a pheromone term. Drawers that earlier
-searches marked useful (``pheromone_deposit`` with ``drawer_ids``) carry exploitation
-pheromone; with ``pheromone`` = w > 0 each *candidate* (a drawer in the vector or BM25 list
-this query fused, each cut at its depth) gains w·min(exploitation, 1)/(k + 1), i.e. w times
-what first place in one RRF list is worth. The term only re-orders what the query found; a
-drawer outside both lists gains nothing. It is off (w = 0) by default because
-``palazzo bench learning`` found that it helps the repeated queries and hurts the others
-(README, "Retrieval that learns from use").
+Learning from use (issues 4 and 32): a hybrid search may add a pheromone term. A drawer
+marked useful for a query (``pheromone_deposit`` or ``pheromone_use`` with ``query``) gets a
+trail from that query's words (:mod:`palazzo.stigmergy.trails`); with ``pheromone`` = w > 0
+each drawer that trails near this query lead to gains w·min(strength, 1)/(k + 1), i.e. w
+times what first place in one RRF list is worth, where strength is each trail's reward
+times how near its query's words are (none below half the words shared). Until issue 32 the
+term read the drawer's exploitation, whatever the query: ``palazzo bench learning`` found
+that it helped the repeated queries and hurt the others; the trails keep the first and not
+the second (docs/benchmarks.md, "Learning from use"). It stays off (w = 0) by default: a
+search's ranking never changes unless it asks.
 
 Re-ranking (issue 18): ``rerank`` = "recency", "mmr" or "composite" orders the best
 ``max(3·limit, 30)`` fused candidates again (:mod:`palazzo.retrieval.rerank`): by relevance ×
@@ -27,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from palazzo.errors import ValidationError, VectorsPending
+from palazzo.errors import NotFound, ValidationError, VectorsPending
 from palazzo.retrieval import events as event_list
 from palazzo.retrieval import fusion, scripts
 from palazzo.retrieval import recency as time_prior
@@ -133,15 +135,29 @@ def unembedded_term(store, bm_ranked: np.ndarray, weight: float, k: int) -> np.n
     return out
 
 
-def pheromone_term(palace, candidates: np.ndarray, weight: float) -> np.ndarray:
-    """Return weight·min(exploitation, 1)/(RRF_K + 1) on ``candidates`` rows, 0 elsewhere.
+def pheromone_term(palace, query: str, mask: np.ndarray, weight: float) -> np.ndarray:
+    """Return weight·min(trail strength, 1)/(RRF_K + 1) on the rows of ``mask`` that trails
+    near ``query`` lead to (:mod:`palazzo.stigmergy.trails`), 0 elsewhere.
 
-    Why clamp at 1: as in the edge factor Φ, a much-used drawer saturates instead of drowning
-    every relevance signal. Cost: O(rows), vectorised.
+    Why trails and not the drawers' exploitation: a reward read without its query pushed the
+    rewarded drawer up for every question (``bench learning``); a trail pulls only queries
+    whose words are near the one that earned it. Why clamp at 1: as in the edge factor Φ, a
+    much-used drawer saturates instead of drowning every relevance signal. A trail's drawer
+    gains even outside both lists: the person said it answers this query. Cost: tokenising
+    the query and one set overlap per remembered query.
     """
-    n = len(candidates)
-    exploitation = palace.drawers.columns["exploitation"][:n]
-    return np.where(candidates, weight * np.minimum(exploitation, 1.0) / (RRF_K + 1.0), 0.0)
+    store = palace.drawers
+    out = np.zeros(store.size, dtype=np.float64)
+    trails = palace.trails
+    for did, strength in trails.strengths(trails.region(palace.text_index.tokenizer,
+                                                        query)).items():
+        try:
+            row = palace.row(did)
+        except NotFound:  # a deleted drawer's trail: it fades with the decay
+            continue
+        if mask[row]:
+            out[row] = weight * min(strength, 1.0) / (RRF_K + 1.0)
+    return out
 
 
 # Characters of a query that are read: MiniLM reads at most 256 word pieces (about 1,000
@@ -235,6 +251,13 @@ def search(
     evented = None
     if mode == "vector":
         order = vec_ranked[:limit]
+    elif mode == "hybrid" and vec is None and pheromone:
+        # Ranked by words alone (no vectors, or a script the model does not read): the
+        # trails still count, on the BM25 list's RRF scores.
+        fused = fusion.rrf([bm_ranked], k=rrf_k, size=store.size)
+        boost = pheromone_term(palace, query, mask, pheromone)
+        fused = fused + boost
+        order = fusion.rank(fused, mask, limit)
     elif mode == "bm25" or vec is None:
         order = bm_ranked[:limit]
     elif mode == "blend":
@@ -245,7 +268,7 @@ def search(
                            weights=None if vector_weight == 1.0 else [vector_weight, 1.0])
         fused += unembedded_term(store, bm_ranked, vector_weight, rrf_k)
         if pheromone:
-            boost = pheromone_term(palace, fused > 0, pheromone)
+            boost = pheromone_term(palace, query, mask, pheromone)
             fused = fused + boost
         if recency and time_prior.asks_for_present(query):
             recent = time_prior.term(store.columns["created_at"][: store.size], fused,

@@ -112,7 +112,8 @@ def decay(palace: Any, cycles: int = 1) -> dict[str, Any]:
     """Decay every pheromone by ``cycles`` cycles: φ ← φ·(1−ρ)^cycles, then floor to 0.
 
     Returns {"cycles", "factors": {kind: (1−ρ)^cycles}, "zeroed": {kind: values floored}}.
-    Node pheromones of drawers and of every other node decay alike. Dead drawer rows are
+    Node pheromones of drawers and of every other node decay alike, and the query trails
+    (:mod:`palazzo.stigmergy.trails`) as exploitation does. Dead drawer rows are
     already zero; dead edges are left as they were. Edge costs are
     recomputed afterwards (the seed recomputes after every deposit or decay event).
     Cost: one in-place multiply and one compare per pheromone column, O(rows + edges).
@@ -133,6 +134,7 @@ def decay(palace: Any, cycles: int = 1) -> dict[str, Any]:
         column = places.columns[kind][: places.size]
         column *= factors[kind]
         zeroed[kind] += _floor(column)
+    palace.trails.decay(factors["exploitation"])  # (rewards kept with their queries)
     edges = palace.edges
     n = len(edges.kind)
     alive = edges.alive[:n]

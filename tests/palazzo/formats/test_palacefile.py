@@ -94,6 +94,8 @@ BAD = [
         data=base64.b64encode(b"\0" * 12).decode()), "expected 4×384×4"),
     (lambda d: d["palace"]["wings"].append(d["palace"]["wings"][0]), "duplicate names"),
     (lambda d: d["palace"].update(drawers="lots"), "palace.drawers must be a list"),
+    (lambda d: d["palace"].update(trails=[{"terms": ["violin"], "drawers": {"x": "lots"}}]),
+     "palace.trails[0].drawers['x'] must be a positive number"),
 ]
 
 

@@ -39,6 +39,9 @@ def test_round_trip(drawers, vectors, deletions):
         ids.append(did)
     for did in sorted(set(ids))[:deletions]:
         p.delete_drawer(did)
+    for (_, _, content, _, _), did in zip(drawers, ids, strict=True):  # trails of any words
+        if did in p.drawers.row_of:
+            call(p, "pheromone_deposit", {"drawer_ids": [did], "query": content[:80]})
     doc = export_palace(p, vectors=vectors, exported_at=0.0)
     q = Palace(embedder=HashEmbedder(), clock=lambda: 5.0)
     call(q, "import", {"document": copy.deepcopy(doc), "reindex": False})

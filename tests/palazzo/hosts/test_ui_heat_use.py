@@ -101,6 +101,28 @@ def test_helpful_and_copy_say_so_and_deposit_more():
     assert s.helpful.name == "Helpful" and not s.helpful.disabled and s.used.object == ""
 
 
+def test_helpful_from_a_search_leaves_a_trail_that_search_reads_for_that_query():
+    from palazzo.stigmergy.trails import QueryTrails
+
+    p = palace()
+    app = build_app(Bridge(p)).palazzo_app
+    s = app.search
+    s.query.value = "tomatoes sun"
+    s.cards.objects[0].objects[0].clicks += 1
+    found = s.opened
+    region = QueryTrails.region(p.text_index.tokenizer, "tomatoes sun")
+    assert p.trails.strengths(region) == {found: pytest.approx(0.3)}  # the open
+    s.helpful.clicks += 1
+    assert "searches like “tomatoes sun” will remember it" in s.used.object
+    assert p.trails.strengths(region) == {found: pytest.approx(1.3)}
+    learned = call(p, "search", {"query": "tomatoes sun", "pheromone": 1.0})["results"]
+    assert learned[0]["drawer_id"] == found and learned[0]["scores"]["pheromone"] > 0
+    # A drawer opened from another's neighbours, not from results, leaves no trail.
+    before = len(p.trails)
+    s.open(s.opened, came_from=found)
+    assert len(p.trails) == before
+
+
 def test_saving_an_edit_is_not_another_open():
     p = palace()
     app = build_app(Bridge(p)).palazzo_app

@@ -75,15 +75,18 @@ def test_reopening_with_another_embedder_replays_links_and_deposits_exactly():
     links = similar(store.palace)
     src, dst = sorted(links)[0]
     store.call("pheromone_deposit", {"path": [[src, dst, "SIMILAR_TO"]]})
+    store.call("pheromone_use", {"action": "helpful", "drawer_ids": [src],
+                                 "query": "garden notes"})
     store.call("add_drawer", {"wing": "w", "room": "r2", "content": "one more garden note"})
     live = state(store.palace)
+    assert live["palace"]["trails"]  # (the palace file holds them: compared below)
     # The other embedder would have linked differently: the test means something.
     other = maker(lambda: HashEmbedder(64))()
     for text in TEXTS:
         other.add_drawer("w", "r", text)
     assert similar(other) != links
     again = PalaceStore(space, maker(lambda: HashEmbedder(64)), clock=ticking())
-    assert again.status.problem is None and again.status.replayed == len(TEXTS) + 2
+    assert again.status.problem is None and again.status.replayed == len(TEXTS) + 3
     assert similar(again.palace) == similar(store.palace)
     mine = state(again.palace)["palace"]
     assert mine["edges"] == live["palace"]["edges"]  # pheromones included

@@ -20,44 +20,80 @@ def palace():
 
 
 def test_the_term_is_off_by_default_and_weight_zero_changes_nothing(palace):
-    call(palace, "pheromone_deposit", {"drawer_ids": [palace.drawers.ids[5]]})
+    call(palace, "pheromone_deposit",
+         {"drawer_ids": [palace.drawers.ids[5]], "query": "violin lesson Marta"})
     plain = search(palace, "violin lesson Marta", limit=5)
     zero = search(palace, "violin lesson Marta", limit=5, pheromone=0.0)
     assert [h.drawer_id for h in plain] == [h.drawer_id for h in zero]
     assert all(h.pheromone is None for h in plain)
 
 
+Q = "violin lesson Marta"
+
+
 def test_a_rewarded_candidate_moves_up_by_exactly_its_term(palace):
-    before = search(palace, "violin lesson Marta", limit=5)
+    before = search(palace, Q, limit=5)
     second = before[1]
-    call(palace, "pheromone_deposit", {"drawer_ids": [second.drawer_id], "reward": 0.8})
-    after = search(palace, "violin lesson Marta", limit=5, pheromone=2.0)
+    call(palace, "pheromone_deposit",
+         {"drawer_ids": [second.drawer_id], "reward": 0.8, "query": Q})
+    after = search(palace, Q, limit=5, pheromone=2.0)
     assert after[0].drawer_id == second.drawer_id
     assert after[0].pheromone == pytest.approx(2.0 * 0.8 / (RRF_K + 1))
     assert after[0].score == pytest.approx(second.score + 2.0 * 0.8 / (RRF_K + 1))
     assert after[1].pheromone == 0.0
 
 
-def test_exploitation_saturates_at_one(palace):
-    top = search(palace, "violin lesson Marta", limit=2)[1]
+def test_a_trail_saturates_at_one(palace):
+    top = search(palace, Q, limit=2)[1]
     for _ in range(5):
-        call(palace, "pheromone_deposit", {"drawer_ids": [top.drawer_id]})
-    hit = next(h for h in search(palace, "violin lesson Marta", limit=2, pheromone=1.0)
+        call(palace, "pheromone_deposit", {"drawer_ids": [top.drawer_id], "query": Q})
+    hit = next(h for h in search(palace, Q, limit=2, pheromone=1.0)
                if h.drawer_id == top.drawer_id)
     assert hit.pheromone == pytest.approx(1.0 / (RRF_K + 1))
 
 
-def test_a_drawer_neither_list_found_gains_nothing(palace):
-    query = "violin lesson Marta"
-    vector_order = [h.drawer_id for h in search(palace, query, limit=80, mode="vector")]
-    matched = {h.drawer_id for h in search(palace, query, limit=80, mode="bm25")}
+def test_a_reward_without_its_query_or_for_another_query_moves_nothing(palace):
+    second = search(palace, Q, limit=5)[1].drawer_id
+    plain = [h.drawer_id for h in search(palace, Q, limit=5, pheromone=10.0)]
+    call(palace, "pheromone_deposit", {"drawer_ids": [second]})  # no query: heat only
+    call(palace, "pheromone_deposit",  # one of three words shared: overlap 1/5
+         {"drawer_ids": [second], "query": "Marta's birthday cake recipe"})
+    hits = search(palace, Q, limit=5, pheromone=10.0)
+    assert [h.drawer_id for h in hits] == plain
+    assert all(h.pheromone == 0.0 for h in hits)
+
+
+def test_a_query_sharing_most_words_gets_part_of_the_trail(palace):
+    second = search(palace, Q, limit=5)[1].drawer_id
+    call(palace, "pheromone_deposit", {"drawer_ids": [second], "query": Q})
+    # {violin, lesson, marta, thursday} against {violin, lesson, marta}: overlap 3/4, pull 1/2
+    near = search(palace, "violin lesson Marta Thursday", limit=5, pheromone=1.0)
+    got = next(h for h in near if h.drawer_id == second)
+    assert got.pheromone == pytest.approx(0.5 / (RRF_K + 1))
+
+
+def test_a_trail_finds_its_drawer_outside_both_lists_for_its_own_query_only(palace):
+    vector_order = [h.drawer_id for h in search(palace, Q, limit=80, mode="vector")]
+    matched = {h.drawer_id for h in search(palace, Q, limit=80, mode="bm25")}
     # Beyond the vector list's depth (50 for limit 1) and sharing no word with the query.
     outsider = next(d for d in reversed(vector_order[50:]) if d not in matched)
-    for _ in range(20):
-        call(palace, "pheromone_deposit", {"drawer_ids": [outsider]})
-    hits = search(palace, query, limit=1, pheromone=10.0)
-    assert hits[0].drawer_id != outsider
-    assert outsider not in {h.drawer_id for h in hits}
+    assert outsider not in {h.drawer_id for h in search(palace, Q, limit=10)}
+    call(palace, "pheromone_deposit", {"drawer_ids": [outsider], "query": Q})
+    assert search(palace, Q, limit=1, pheromone=10.0)[0].drawer_id == outsider
+    other = search(palace, "gardening tomatoes", limit=10, pheromone=10.0)
+    assert outsider not in {h.drawer_id for h in other[:1]}
+    assert all(h.pheromone == 0.0 for h in other)
+
+
+def test_trails_decay_with_exploitation_and_a_deleted_drawers_trail_is_skipped(palace):
+    second = search(palace, Q, limit=5)[1].drawer_id
+    call(palace, "pheromone_deposit", {"drawer_ids": [second], "query": Q, "reward": 0.5})
+    call(palace, "decay_now", {"cycles": 1})
+    hit = next(h for h in search(palace, Q, limit=5, pheromone=1.0) if h.drawer_id == second)
+    from palazzo.stigmergy.pheromone import RHO
+    assert hit.pheromone == pytest.approx(0.5 * (1 - RHO["exploitation"]) / (RRF_K + 1))
+    call(palace, "delete_drawer", {"drawer_id": second})
+    assert all(h.pheromone == 0.0 for h in search(palace, Q, limit=5, pheromone=1.0))
 
 
 def test_bad_weights_are_refused(palace):

@@ -35,8 +35,10 @@ store word for word and finds it again by meaning and by words.
 - **Diaries**: every agent, you included, has a diary in its own wing; entries are drawers,
   so search finds them.
 - **Pheromones**: trails of use. Results and paths that helped can be reinforced
-  (pheromone_deposit, navigate with deposit: true); trails decay. Search ignores them unless
-  you pass pheromone > 0.
+  (pheromone_deposit, navigate with deposit: true); trails decay. Pass the search's `query`
+  with the drawer ids that answered it and the reward is remembered with that query: a later
+  search with pheromone > 0 (1 is a good start) ranks them higher for the same or a nearly
+  same question, and for no other. Search ignores trails unless you pass pheromone > 0.
 - **Provenance slices**: conversation turns (add_turn, import_conversation) form a graph;
   slice_context cuts the admissible evidence around an anchor turn under a named policy and
   signs it with an HMAC token; verify_token checks a bundle or token later.

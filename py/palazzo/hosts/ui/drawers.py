@@ -229,6 +229,7 @@ class SearchView:
         # Cards and neighbour buttons are made once and filled or hidden: models made after
         # the page has rendered do not reach it from the worker (tested in Chromium).
         self.card_ids: list[str | None] = [None] * LIMIT
+        self.card_query: str | None = None  # the search the cards answer
         self.card_hits: list[dict[str, Any] | None] = [None] * LIMIT
         self.cards = pn.Column(*(self._card(i) for i in range(LIMIT)),
                                sizing_mode="stretch_width", css_classes=["pz-cards"])
@@ -251,6 +252,7 @@ class SearchView:
             description="Count this drawer as helpful (heat on the map)")
         self.used = _pane("drawer-used")
         self._came_from: str | None = None  # the drawer the opened one was reached from
+        self._found_by: str | None = None  # the search whose results it was opened from
         self.conversation = _pane("drawer-conversation")
         self.earlier = hideable(pn.widgets.Button(
             name="Earlier messages", css_classes=["pz-conversation-earlier"],
@@ -428,12 +430,12 @@ class SearchView:
         button = pn.widgets.Button(name="", button_type="light", css_classes=["pz-result-open"],
                                    description="Open this drawer beside the results",
                                    stylesheets=[SLOT_CSS])
-        button.on_click(lambda _e: self.open(self.card_ids[i]))
+        button.on_click(lambda _e: self.open(self.card_ids[i], found_by=self.card_query))
         read = hideable(pn.widgets.Button(
             name="Read the conversation", css_classes=["pz-result-read"],
             description="Open this drawer with the messages around it",
             stylesheets=[SLOT_CSS]))
-        read.on_click(lambda _e: self.read(self.card_ids[i]))
+        read.on_click(lambda _e: self.read(self.card_ids[i], found_by=self.card_query))
         where = hideable(pn.widgets.Button(
             name="Show on the map", css_classes=["pz-result-map", "pz-go-map"],
             description="Open the map with this drawer's room selected",
@@ -452,6 +454,7 @@ class SearchView:
         """Show ``hits`` on the first card slots and empty and hide the others. Cost: none
         beyond the hits (each carries its source and time); a hit without a source costs one
         ``get_drawer`` for its time."""
+        self.card_query = q.strip() or None
         for i, card in enumerate(self.cards.objects):
             button, body, actions = card.objects
             read, where = actions.objects
@@ -481,12 +484,13 @@ class SearchView:
 
     # -- the opened drawer ----------------------------------------------------------------
     def open(self, drawer_id: str | None, came_from: str | None = None,
-             use: bool = True) -> dict[str, Any] | None:
+             use: bool = True, found_by: str | None = None) -> dict[str, Any] | None:
         """Show the whole drawer ``drawer_id`` in the side pane, with its neighbours, for
         reading and editing; return the drawer dict (None when it could not be read).
         Opening is a use (``use``; not when the pane shows a drawer again after an edit or
-        an undo): it deposits on the path to the drawer, and on the link from drawer
-        ``came_from`` when it was reached from there (:meth:`deposit`)."""
+        an undo): it deposits on the path to the drawer, on the link from drawer
+        ``came_from`` when it was reached from there, and, opened from the results of the
+        search ``found_by``, a trail from that search to it (:meth:`deposit`)."""
         if not drawer_id:
             return None
         out = self.ctx.attempt(self.note, lambda: self.ctx.call("get_drawer",
@@ -516,6 +520,8 @@ class SearchView:
         self._editable(True)
         self._neighbours(d)
         self._came_from = came_from
+        if use:  # (shown again after an edit: still the drawer that search found)
+            self._found_by = found_by
         self.used.object = ""
         self.copy.disabled = False
         self.helpful.name, self.helpful.disabled = "Helpful", False
@@ -535,6 +541,8 @@ class SearchView:
         args: dict[str, Any] = {"action": action, "drawer_ids": drawer_ids[:USE_HITS]}
         if came_from:
             args["from"] = came_from
+        if self._found_by and action != "search":  # open, copy, helpful: a trail from it
+            args["query"] = self._found_by
         try:
             out = self.ctx.call("pheromone_use", args)
         except PalazzoError:
@@ -566,7 +574,9 @@ class SearchView:
         if action == "helpful":
             self.helpful.name, self.helpful.disabled = "Marked helpful", True
             done = ("Marked as helpful: this drawer and its room now count as more valuable "
-                    "(exploitation heat on the map).")
+                    "(exploitation heat on the map)"
+                    + (", and searches like “" + self._found_by + "” will remember it."
+                       if self._found_by else "."))
         else:
             done = ("Copied the text to the clipboard; the copy counts as a use of this "
                     "drawer (exploitation heat on the map).")
@@ -574,15 +584,16 @@ class SearchView:
         return out
 
     def read(self, drawer_id: str | None, before: int = AROUND,
-             after: int = AROUND) -> dict[str, Any] | None:
-        """Open drawer ``drawer_id`` (unless it is open) and show the conversation around
-        its turn under it: up to ``before`` turns before and ``after`` after, in the order
-        said, its own marked; return the ``conversation_around`` answer (None when the
-        drawer is no turn or could not be read: the pane says why). Cost: one
-        ``conversation_around`` (plus :meth:`open`'s calls when it was not open)."""
+             after: int = AROUND, found_by: str | None = None) -> dict[str, Any] | None:
+        """Open drawer ``drawer_id`` (unless it is open; ``found_by`` as for :meth:`open`)
+        and show the conversation around its turn under it: up to ``before`` turns before
+        and ``after`` after, in the order said, its own marked; return the
+        ``conversation_around`` answer (None when the drawer is no turn or could not be
+        read: the pane says why). Cost: one ``conversation_around`` (plus :meth:`open`'s
+        calls when it was not open)."""
         if not drawer_id:
             return None
-        if drawer_id != self.opened and self.open(drawer_id) is None:
+        if drawer_id != self.opened and self.open(drawer_id, found_by=found_by) is None:
             return None
         self._around = (before, after)
         out = self.ctx.attempt(self.conversation, lambda: self.ctx.call(
