@@ -113,3 +113,12 @@ def test_copy_puts_the_text_on_the_clipboard_and_helpful_says_so(page):
     rooms = page.evaluate("window.palazzo.call('pheromone_heat', {})")["rooms"]
     garden = next(r for r in rooms if (r["wing"], r["room"]) == ("Home", "garden"))
     assert garden["exploitation"]["sum"] == pytest.approx(1.9)
+    # The drawer was opened from the results of "roses pruning": the search learned it for
+    # that query (open, copy and Helpful: 1.9, held at 1), and for no other.
+    learned = page.evaluate("window.palazzo.call('search', {query: 'roses pruning', "
+                            "pheromone: 1})")["results"]
+    assert learned[0]["content"] == text
+    assert learned[0]["scores"]["pheromone"] == pytest.approx(1 / 61)
+    other = page.evaluate("window.palazzo.call('search', {query: 'tomato seedlings', "
+                          "pheromone: 1})")["results"]
+    assert all(h["scores"]["pheromone"] == 0 for h in other)
