@@ -40,13 +40,18 @@ def test_deposits_add_up_and_strengths_weigh_by_nearness():
     assert t.strengths(frozenset({"marta", "cake"})) == {}  # overlap 1/4
 
 
-def test_decay_forgets_trails_under_the_floor():
+def test_decay_forgets_trails_under_the_floor_and_their_terms():
     t = QueryTrails()
-    t.deposit(frozenset({"x"}), ["a", "b"], [1.0, 1.5 * FLOOR])
+    t.deposit(frozenset({"x", "y"}), ["a", "b"], [1.0, 1.5 * FLOOR])
+    t.deposit(frozenset({"y", "z"}), ["c"], [0.8])
+    assert t.by_term == {"x": {frozenset("xy")}, "y": {frozenset("xy"), frozenset("yz")},
+                         "z": {frozenset("yz")}}
     assert t.decay(0.5) == 1
-    assert t.strengths(frozenset({"x"})) == {"a": 0.5}
-    assert t.decay(FLOOR) == 1
-    assert len(t) == 0 and not t.by_terms
+    assert t.strengths(frozenset({"x", "y"})) == {"a": 0.5}
+    assert t.decay(2 * FLOOR) == 1  # a: 0.5 → 0.001 stays; c: 0.4 → 0.0008 goes
+    assert t.by_term == {"x": {frozenset("xy")}, "y": {frozenset("xy")}}
+    assert t.decay(0.5) == 1
+    assert len(t) == 0 and not t.by_terms and not t.by_term
 
 
 def test_the_weakest_go_first_past_the_cap(monkeypatch):
@@ -64,7 +69,7 @@ def test_json_round_trip_and_bad_records_are_refused_by_place():
     t.deposit(frozenset({"violin", "lesson"}), ["a", "b"], [1.0, 0.5])
     t.deposit(frozenset({"cake"}), ["c"], [0.3])
     back = QueryTrails.from_json(t.to_json(), "x.trails")
-    assert back.by_terms == t.by_terms
+    assert back.by_terms == t.by_terms and back.by_term == t.by_term
     bad = [
         ([{"terms": [], "drawers": {"a": 1}}], r"x.trails\[0\].terms"),
         ([{"terms": ["a", "a"], "drawers": {"a": 1}}], r"x.trails\[0\].terms"),
