@@ -122,3 +122,15 @@ def test_copy_puts_the_text_on_the_clipboard_and_helpful_says_so(page):
     other = page.evaluate("window.palazzo.call('search', {query: 'tomato seedlings', "
                           "pheromone: 1})")["results"]
     assert all(h["scores"]["pheromone"] == 0 for h in other)
+
+
+def test_this_helped_on_a_result_teaches_its_search_without_opening_it(page):
+    tab(page, "Search")
+    search(page, "basil sunlight", "match", "basil")
+    page.locator(".pz-result-helped button:visible", has_text="This helped").first.click()
+    page.locator(".pz-result-helped button:visible", has_text="Marked helpful").wait_for()
+    learned = page.evaluate("window.palazzo.call('search', {query: 'basil sunlight', "
+                            "pheromone: 1})")["results"]
+    marked = [h for h in learned if h["scores"]["pheromone"] > 0]
+    assert len(marked) == 1 and marked[0]["scores"]["pheromone"] == pytest.approx(1 / 61)
+    assert learned[0] == marked[0]

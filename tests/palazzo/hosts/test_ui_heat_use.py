@@ -117,6 +117,21 @@ def test_helpful_from_a_search_leaves_a_trail_that_search_reads_for_that_query()
     assert p.trails.strengths(region) == {found: pytest.approx(1.3)}
     learned = call(p, "search", {"query": "tomatoes sun", "pheromone": 1.0})["results"]
     assert learned[0]["drawer_id"] == found and learned[0]["scores"]["pheromone"] > 0
+    # A result's own "This helped" marks it for the search without opening it.
+    s.query.value = "roses"
+    card = s.cards.objects[1]
+    helped = card.objects[2].objects[2]
+    assert helped.name == "This helped" and not helped.disabled
+    other = s.card_ids[1]
+    helped.clicks += 1
+    assert helped.name == "Marked helpful" and not helped.disabled  # (disabled: hidden)
+    roses = QueryTrails.region(p.text_index.tokenizer, "roses")
+    assert p.trails.strengths(roses) == {other: pytest.approx(1.0)}
+    helped.clicks += 1  # once is enough
+    assert p.trails.strengths(roses) == {other: pytest.approx(1.0)}
+    s.query.value = "roses pruning"  # new results: the button is offered again
+    assert card.objects[2].objects[2].name == "This helped"
+    s.query.value = "tomatoes sun"
     # A drawer opened from another's neighbours, not from results, leaves no trail.
     before = len(p.trails)
     s.open(s.opened, came_from=found)

@@ -68,7 +68,7 @@ def test_cards_and_the_opened_drawer_show_where_they_came_from():
     card = s.cards.objects[0]
     assert card.objects[0].name == "notes / notes"
     assert 'data-testid="search-source">From tomatoes.txt</div>' in card.objects[1].object
-    read, where = card.objects[2].objects
+    read, where, _ = card.objects[2].objects
     assert not shown(read) and shown(where)  # a note has no conversation to read
     card.objects[0].clicks += 1
     assert 'data-testid="drawer-source">From tomatoes.txt<' in s.meta.object

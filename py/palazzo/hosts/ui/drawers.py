@@ -63,6 +63,8 @@ AROUND = 5  # turns shown before and after a drawer's turn when its conversation
 MORE = 10  # turns Earlier / Later add
 TURN_CHARS = 1000  # characters of another turn's text shown in the conversation (cut: "…")
 EMPTY_QUERY = "Type what you are looking for, then press Enter."
+HELPED = "This helped"  # a result card's button (pheromone_use helpful, with the query)
+MARKED = "Marked helpful"  # ... once it was clicked
 USE_HITS = 50  # hits a search deposits exploration on (pheromone_use takes at most 50)
 # Copy the editor's text (the drawer's, unless edited) in the page, on the click: a worker has
 # no clipboard. Without the Clipboard API (a page not served over https) a selected textarea
@@ -441,9 +443,30 @@ class SearchView:
             description="Open the map with this drawer's room selected",
             stylesheets=[SLOT_CSS]))
         where.on_click(lambda _e: self._card_on_map(i))
+        helped = hideable(pn.widgets.Button(
+            name=HELPED, css_classes=["pz-result-helped"],
+            description="Say this result answered the search: searches like it rank it "
+                        "higher when they ask for what helped", stylesheets=[SLOT_CSS]))
+        helped.on_click(lambda _e: self._card_helped(i))
         return hideable(pn.Column(button, _pane("search-card"),
-                                  pn.FlexBox(read, where, flex_wrap="wrap"),
+                                  pn.FlexBox(read, where, helped, flex_wrap="wrap"),
                                   sizing_mode="stretch_width", css_classes=["pz-card"]))
+
+    def _card_helped(self, i: int) -> dict[str, Any] | None:
+        """Mark card ``i``'s drawer helpful for the search the cards answer (a trail from
+        that query, and heat on the path to the drawer: ``pheromone_use``); the card's
+        button then says so, and a second click does nothing (a slot's disabled button is
+        hidden: :func:`show`). Returns the answer (None when it failed, the summary says
+        why, or was marked already)."""
+        did = self.card_ids[i]
+        button = self.cards.objects[i].objects[2].objects[2]
+        if did is None or button.name == MARKED:
+            return None
+        out = self.ctx.attempt(self.summary, lambda: self.deposit(
+            "helpful", [did], query=self.card_query), testid="search-error")
+        if out is not None:
+            button.name = MARKED
+        return out
 
     def _card_on_map(self, i: int) -> None:
         hit = self.card_hits[i]
@@ -457,8 +480,10 @@ class SearchView:
         self.card_query = q.strip() or None
         for i, card in enumerate(self.cards.objects):
             button, body, actions = card.objects
-            read, where = actions.objects
+            read, where, helped = actions.objects
             hit = hits[i] if i < len(hits) else None
+            helped.name = HELPED
+            show(helped, hit is not None)
             self.card_ids[i] = None if hit is None else hit["drawer_id"]
             self.card_hits[i] = hit
             if hit is None:
@@ -526,12 +551,12 @@ class SearchView:
         self.copy.disabled = False
         self.helpful.name, self.helpful.disabled = "Helpful", False
         if use:
-            self.deposit("open", [d["id"]], came_from, quiet=True)
+            self.deposit("open", [d["id"]], came_from, quiet=True, query=self._found_by)
         return d
 
     # -- heat from use (the rule: palazzo.ops.pheromone, pheromone_use) -------------------
     def deposit(self, action: str, drawer_ids: list[str], came_from: str | None = None,
-                quiet: bool = False) -> dict[str, Any] | None:
+                quiet: bool = False, query: str | None = None) -> dict[str, Any] | None:
         """Deposit what ``action`` (search, open, copy, helpful) on ``drawer_ids`` says
         (one ``pheromone_use`` call, one journal record) and have the map and the Heat tab
         reload their heat soon after; return the answer. A PalazzoError (a palace open
@@ -541,8 +566,8 @@ class SearchView:
         args: dict[str, Any] = {"action": action, "drawer_ids": drawer_ids[:USE_HITS]}
         if came_from:
             args["from"] = came_from
-        if self._found_by and action != "search":  # open, copy, helpful: a trail from it
-            args["query"] = self._found_by
+        if query and action != "search":  # open, copy, helpful: a trail from that search
+            args["query"] = query
         try:
             out = self.ctx.call("pheromone_use", args)
         except PalazzoError:
@@ -565,7 +590,7 @@ class SearchView:
         if self.opened is None:
             return None
         try:
-            out = self.deposit(action, [self.opened], self._came_from)
+            out = self.deposit(action, [self.opened], self._came_from, query=self._found_by)
         except PalazzoError as err:
             said = ("Copied the text to the clipboard, but the copy left no heat: "
                     if action == "copy" else "Not marked as helpful: ")
