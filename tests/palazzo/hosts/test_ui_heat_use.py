@@ -131,6 +131,8 @@ def test_helpful_from_a_search_leaves_a_trail_that_search_reads_for_that_query()
     assert p.trails.strengths(roses) == {other: pytest.approx(1.0)}
     s.query.value = "roses pruning"  # new results: the button is offered again
     assert card.objects[2].objects[2].name == "This helped"
+    s.query.value = "roses"  # the same search again: what helped comes first
+    assert s.card_ids[0] == other
     s.query.value = "tomatoes sun"
     # A drawer opened from another's neighbours, not from results, leaves no trail.
     before = len(p.trails)

@@ -63,6 +63,7 @@ AROUND = 5  # turns shown before and after a drawer's turn when its conversation
 MORE = 10  # turns Earlier / Later add
 TURN_CHARS = 1000  # characters of another turn's text shown in the conversation (cut: "…")
 EMPTY_QUERY = "Type what you are looking for, then press Enter."
+LEARNED = 1.0  # the Search tab's weight of query trails (docs/benchmarks.md, learning)
 HELPED = "This helped"  # a result card's button (pheromone_use helpful, with the query)
 MARKED = "Marked helpful"  # ... once it was clicked
 USE_HITS = 50  # hits a search deposits exploration on (pheromone_use takes at most 50)
@@ -394,7 +395,9 @@ class SearchView:
         if not q:
             self.hint.object = message(EMPTY_QUERY, "error", "search-hint")
             return None
-        args: dict[str, Any] = {"query": q, "limit": LIMIT}
+        # What helped before counts: a result marked for this search, or one near it, ranks
+        # higher (query trails; nothing changes for a search nobody marked anything for).
+        args: dict[str, Any] = {"query": q, "limit": LIMIT, "pheromone": LEARNED}
         if self.wing.value != ALL:
             args["wing"] = self.wing.value
             if self.room.value != ALL:

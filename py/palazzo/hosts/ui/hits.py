@@ -34,7 +34,9 @@ def worth_showing(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     applies. A hit also stays when the event list found it (``scores.event`` > 0: one of its
     dated sentences is the event the question names), or when the knowledge graph alone
     brought it in (``via``) as evidence: it holds the fact the question asks for, or names
-    the entity the question names (``scores.structural`` 1). Such a drawer is often far from
+    the entity the question names (``scores.structural`` 1), or when a person marked it
+    helpful for this search or one near it (``scores.pheromone`` > 0: a query trail,
+    :mod:`palazzo.stigmergy.trails`). Such a drawer is often far from
     the question's words and from its vector as a whole, which is why those lists exist; a
     drawer the graph reached only at one or two hops stays cut. It is a rule of
     presentation, so it lives here: the ``search`` operation keeps returning ranked lists
@@ -73,7 +75,8 @@ def worth_showing(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
                  and cos >= best - COSINE_GAP)
         event = (h["scores"].get("event") or 0.0) > 0.0
         evidence = bool(h.get("via")) and (h["scores"].get("structural") or 0.0) >= 1.0
-        if words or close or event or evidence:
+        helped = (h["scores"].get("pheromone") or 0.0) > 0.0  # marked for a search like it
+        if words or close or event or evidence or helped:
             kept.append(h)
     return kept
 
