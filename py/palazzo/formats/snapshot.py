@@ -26,7 +26,8 @@ Layout (little-endian)::
 
 ``meta["palace"]`` holds what is small or tree-shaped: name, settings, wings, rooms, closets,
 entities, agents, the value tables of the repeated drawer columns (wing, room, closet,
-source, source file), edge properties and the tunnel proposals; the node pheromones of
+source, source file), edge properties, the tunnel proposals and the query trails (left out
+by snapshots written before them, which read as none); the node pheromones of
 wings, rooms, closets and entities are arrays ``n.*`` (left out by snapshots written before
 them, which read as none). The knowledge-graph, conversation, provenance and
 diary sections are byte arrays ``s.<name>`` of their palace-JSON form (version 2; version 1,
