@@ -151,7 +151,7 @@ class QueryTrails:
     def to_json(self) -> list[dict[str, Any]]:
         """Return the trails as records {"terms": sorted terms, "drawers": {id: strength}},
         ordered by their terms (the palace file's and the snapshot's form)."""
-        return [{"terms": sorted(t), "drawers": {d: round(s, 9) for d, s in trail.items()}}
+        return [{"terms": sorted(t), "drawers": dict(trail)}  # (JSON floats are exact)
                 for t, trail in sorted(self.by_terms.items(), key=lambda kv: sorted(kv[0]))]
 
     @classmethod
