@@ -18,7 +18,11 @@ as ``bench longmemeval``); the others are the ideas of issue 17 measured against
 - feedback: RM3-style pseudo-relevance feedback on BM25;
 - scores instead of ranks: z-score and min-max sums, RRF plus a small z-score sum;
 - words: BM25 over words as written (no stemming, palazzo before issue 17), the Porter
-  stemmer, and Harman's S-stemmer (plurals only) instead of Snowball English.
+  stemmer, and Harman's S-stemmer (plurals only) instead of Snowball English;
+- the vector list against BM25 on real conversations (issue 32): the vector query without
+  the words nearly every session holds (:func:`without_common`, a two-person conversation's
+  names), and each list weighted by how far its best score stands out (:func:`standout`),
+  over the whole haystack or over the list's fused candidates only.
 
 Cost: one embedding of every distinct chunk (MiniLM: about 2 minutes for the 25-person
 generated set on 2 cores), then well under a second per variant.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -64,6 +69,8 @@ class Question:
     chunk_of: np.ndarray
     bm_words: dict[str, np.ndarray] = field(default_factory=dict)  # BM25 by WORDS tokenizer
     texts: list[str] = field(default_factory=list)  # the sessions' texts (for feedback)
+    # cosine of each chunk to the question without its common words (None: it has none)
+    ccos_rare: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -94,15 +101,17 @@ def prepare(path: Path, embedder, turns: str = "all", size: int = CHUNK_SIZE,
             for a, b in spans(t, size, overlap):
                 chunks.append(t[a:b])
                 chunk_of.append(i)
-        for t in [q["question"], *chunks]:
+        rare = without_common(q["question"], texts)
+        for t in [q["question"], rare, *chunks]:
             distinct.setdefault(t, len(distinct))
-        rows.append((q, texts, sids, times, chunks, chunk_of))
+        rows.append((q, texts, sids, times, chunks, chunk_of, rare))
     order = list(distinct)
     vectors = np.concatenate([np.asarray(embedder.embed(order[i:i + 64]), dtype=np.float32)
                               for i in range(0, len(order), 64)]) if order else None
     out = []
-    for q, texts, sids, times, chunks, chunk_of in rows:
+    for q, texts, sids, times, chunks, chunk_of, rare in rows:
         qv = vectors[distinct[q["question"]]]
+        rv = vectors[distinct[rare]]
         cv = vectors[[distinct[c] for c in chunks]] if chunks else np.zeros((0, len(qv)))
         out.append(Question(
             qid=q["question_id"], qtype=q.get("question_type"), text=q["question"],
@@ -110,8 +119,32 @@ def prepare(path: Path, embedder, turns: str = "all", size: int = CHUNK_SIZE,
             bm=_bm25(texts, q["question"]), cbm=_bm25(chunks, q["question"]),
             ccos=(cv @ qv).astype(np.float64), chunk_of=np.array(chunk_of, dtype=np.intp),
             bm_words={name: _bm25(texts, q["question"], tok) for name, tok in WORDS.items()},
-            texts=texts))
+            texts=texts,
+            ccos_rare=None if rare == q["question"] else (cv @ rv).astype(np.float64)))
     return out
+
+
+COMMON = 0.9  # a word this share of the sessions holds is "common"
+
+
+def without_common(question: str, texts: Sequence[str], share: float = COMMON) -> str:
+    """Return ``question`` without the words whose every term (palazzo's BM25 tokenizer)
+    occurs in more than ``share`` of ``texts``: in a conversation of two people, their
+    names. Why: MiniLM weighs a name heavily, and a name every session holds tells the
+    sessions apart not at all. Cost: tokenizing every text once."""
+    tok = Tokenizer()
+    df: dict[str, int] = {}
+    for t in texts:
+        for term in set(tok(t)):
+            df[term] = df.get(term, 0) + 1
+    n = len(texts) or 1
+    kept = []
+    for word in re.findall(r"\w+|\W+", question):
+        terms = tok(word) if word[:1].isalnum() else []
+        if terms and all(df.get(term, 0) / n > share for term in terms):
+            continue
+        kept.append(word)
+    return "".join(kept)
 
 
 def _s_stem(term: str) -> str:
@@ -236,6 +269,28 @@ def rm3(q: Question, feedback: int = 3, terms: int = 10, weight: float = 0.5) ->
     return scores
 
 
+def _vector_rare(q: Question) -> np.ndarray:
+    return _vector(q) if q.ccos_rare is None else by_session(q.ccos_rare, q)
+
+
+def standout(scores: np.ndarray, positive: bool, candidates: bool) -> float:
+    """Return how far a list's best score stands out: (best − mean) / standard deviation,
+    over every session with a finite score, or (``candidates``) over the list's fused
+    candidates only (its best :data:`DEPTH`, BM25's positive ones). 0 when fewer than 3."""
+    s = scores[_ranked(scores, positive, DEPTH)] if candidates else scores[np.isfinite(scores)]
+    if len(s) < 3:
+        return 0.0
+    return float((s.max() - s.mean()) / (s.std() or 1.0))
+
+
+def _by_standout(q: Question, vec: np.ndarray, candidates: bool) -> np.ndarray:
+    weights = [max(standout(vec, False, candidates), 0.0),
+               max(standout(q.bm, True, candidates), 0.0)]
+    total = sum(weights) or 1.0
+    return _rrf(q, [_ranked(vec, False, DEPTH), _ranked(q.bm, True, DEPTH)],
+                [2 * w / total for w in weights])
+
+
 def _minmax(s: np.ndarray) -> np.ndarray:
     return fusion.minmax(np.where(np.isfinite(s), s, -np.inf))
 
@@ -281,6 +336,15 @@ VARIANTS: dict[str, tuple[Variant, bool]] = {
     "z-sum vector + bm25": (lambda q: 0.5 * _z(_vector(q)) + 0.5 * _z(q.bm), False),
     "min-max sum vector + bm25": (
         lambda q: 0.5 * _minmax(_vector(q)) + 0.5 * _minmax(q.bm), False),
+    "vector, without common words": (_vector_rare, False),
+    "hybrid, vector without common words": (
+        lambda q: _rrf(q, [_ranked(_vector_rare(q), False, DEPTH), _ranked(q.bm, True, DEPTH)]),
+        True),
+    "hybrid, lists weighted by standout": (lambda q: _by_standout(q, _vector(q), False), True),
+    "hybrid, lists weighted by standout of candidates": (
+        lambda q: _by_standout(q, _vector(q), True), True),
+    "z-sum vector + bm25 chunks max": (
+        lambda q: 0.5 * _z(_vector(q)) + 0.5 * _z(by_session(q.cbm, q)), False),
     "hybrid+recency + 0.02 z-sum": (
         lambda q: _with_time(q, _hybrid(q)) + 0.02 * (0.5 * _z(_vector(q)) + 0.5 * _z(q.bm)),
         False),

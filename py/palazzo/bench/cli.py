@@ -58,7 +58,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     for flag, what in (("--event-depth", "drawers a clause's event list ranks"),
                        ("--event-min-cosine", "the cosine an event sentence must reach"),
                        ("--event-penalty", "taken off someone else's event for a "
-                                           "first-person question")):
+                                           "first-person question"),
+                       ("--event-words", "the weight of a clause's rare words in an event "
+                                         "sentence")):
         lme.add_argument(flag, default="", help=f"hybrid: {what} (retrieval.events; "
                          "default: search's); several comma-separated run one each")
     lme.add_argument("--turns", default="user", choices=["user", "all"],
@@ -283,7 +285,8 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
               for a in str(args.enrich).split(",") if a.strip()]
     events = [{"events": float(e)} for e in str(args.events).split(",") if e.strip()]
     for key, values in (("depth", args.event_depth), ("min_cosine", args.event_min_cosine),
-                        ("other_penalty", args.event_penalty)):
+                        ("other_penalty", args.event_penalty),
+                        ("words", args.event_words)):
         if str(values).strip():
             events = [{**ev, "event_tuning": {**ev.get("event_tuning", {}), key: float(v)}}
                       for ev in events for v in str(values).split(",") if v.strip()]

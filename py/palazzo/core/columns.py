@@ -210,6 +210,12 @@ class ChunkTable:
             np.maximum.at(best, self.drawer_row[live], sims.astype(np.float32))
         return best
 
+    def event_slots(self, row: int) -> np.ndarray:
+        """Return the chunk slots of drawer ``row``'s event sentences, in the order they
+        were put (:func:`palazzo.memory.events.event_texts` order). Cost: O(its chunks)."""
+        slots = np.asarray(self.of_row.get(row, ()), dtype=np.intp)
+        return slots[np.isin(self.kind[slots], EVENTS)] if len(slots) else slots
+
     def has_events(self) -> bool:
         """Return whether any live chunk is an event sentence. O(chunks)."""
         return self.event_count() > 0

@@ -53,11 +53,22 @@ def event_sentences(text: str) -> list[tuple[str, int]]:
     two regular-expression scans of ``text``; for a text that dates something, a sentence
     split and an entity extraction of each event sentence (to tell whose event it is).
     """
+    return [(s, OTHER if about_someone_else(s) else OWN) for s in event_texts(text)]
+
+
+def event_texts(text: str) -> list[str]:
+    """Return the sentences :func:`event_sentences` returns, without their kinds.
+
+    Why: search reads the words of a few drawers' event sentences (the event list's rare
+    words, :mod:`palazzo.retrieval.events`) and needs them in the order their vectors were
+    stored, without the entity extraction that tells whose event each is. Cost: two
+    regular-expression scans of ``text``, and a sentence split for a text that dates
+    something."""
     # Most texts date nothing: two scans of the whole text decide that before any split.
     dated = sorted({m.start() for pattern in (_WHEN, DATE) for m in pattern.finditer(text)})
     if not dated:
         return []
-    out: list[tuple[str, int]] = []
+    out: list[str] = []
     at = 0
     for start, end in sentence_spans(text):
         while at < len(dated) and dated[at] < start:
@@ -69,7 +80,7 @@ def event_sentences(text: str) -> list[tuple[str, int]]:
         sentence = text[start:end].strip()
         if not MIN_CHARS <= len(sentence) <= MAX_CHARS:
             continue
-        out.append((sentence, OTHER if about_someone_else(sentence) else OWN))
+        out.append(sentence)
         if len(out) == MAX_PER_DRAWER:
             break
     return out

@@ -604,6 +604,18 @@ class BM25Index:
 
     # --- queries --------------------------------------------------------------------------
 
+    def idf(self, terms: Iterable[str]) -> dict[str, float]:
+        """Return the IDF (as :meth:`scores` weighs it) of each of ``terms`` (tokenised
+        terms, not text); 0 for a term no row holds. Why: the event list weighs a clause's
+        words in a sentence by how rare they are in the palace. Cost: O(len(terms))."""
+        n = float(self._n_docs)
+        out = {}
+        for t in terms:
+            tid = self._vocab.get(t)
+            df = float(self._df[tid]) if tid is not None else 0.0
+            out[t] = float(np.log1p((n - df + 0.5) / (df + 0.5))) if df > 0 and n > 0 else 0.0
+        return out
+
     def scores(
         self,
         query: str,

@@ -55,3 +55,27 @@ def test_chunks_are_cut_at_the_size_asked_for(path):
     assert sum(len(q.ccos) for q in small) > 3 * sum(len(q.ccos) for q in large)
     assert ablation.run(path, HashEmbedder(), "all", ["hybrid"], size=300,
                         overlap=50)["chunk_size"] == 300
+
+
+def test_without_common_drops_the_words_nearly_every_session_holds():
+    texts = [f"Maria: day {i} with John, the garden and the dog" for i in range(9)]
+    texts.append("Maria: John found a certificate")
+    # "Maria" and "John" are in all ten, "garden" in nine (0.9 is not above 0.9).
+    assert ablation.without_common("What did John tell Maria about the garden?", texts) == \
+        "What did  tell  about the garden?"
+    assert ablation.without_common("certificate?", texts) == "certificate?"
+
+
+def test_standout_is_how_far_the_best_score_stands_from_the_rest():
+    import numpy as np
+
+    flat = np.array([1.0, 1.0, 1.0, 1.0])
+    peaked = np.array([4.0, 1.0, 1.0, 1.0, -np.inf])
+    assert ablation.standout(flat, False, False) == 0.0
+    assert ablation.standout(peaked, False, False) == pytest.approx(3.0 / np.sqrt(3.0))
+    # Over the fused candidates only: BM25's list holds its positive scores.
+    bm = np.array([3.0, 1.0, 2.0, 0.0, 0.0, 0.0])
+    assert ablation.standout(bm, True, True) == pytest.approx(1.0 / np.std([3.0, 1.0, 2.0]))
+    # Over every session the zeros count: the best stands further out (2 / 1.155).
+    assert ablation.standout(bm, True, False) == pytest.approx(2.0 / np.std(bm))
+    assert ablation.standout(np.array([1.0, 2.0]), True, True) == 0.0

@@ -3,7 +3,7 @@
 import pytest
 
 from palazzo.memory import events
-from palazzo.memory.events import OTHER, OWN, about_someone_else, event_sentences
+from palazzo.memory.events import OTHER, OWN, about_someone_else, event_sentences, event_texts
 
 TEXT = ("How do people balance reading with birdwatching? Today I passed my driving test on "
         "the first attempt. I started a herb garden on the windowsill. My friend Sam adopted "
@@ -18,6 +18,14 @@ def test_only_dated_sentences_count_in_text_order_with_whose_they_are():
         ("Tonight was the big anniversary party for my mum and dad.", OWN),
         ("On 2026-03-14 we signed the lease.", OWN),
     ]
+
+
+def test_event_texts_are_the_same_sentences_in_the_same_order_without_kinds():
+    # Search finds a drawer's sentences again by this order: it must match the vectors'.
+    assert event_texts(TEXT) == [s for s, _ in event_sentences(TEXT)]
+    text = " ".join(f"Today I planted tree number {i}." for i in range(40))
+    assert event_texts(text) == [s for s, _ in event_sentences(text)]
+    assert event_texts("I like tea.") == []
 
 
 def test_a_text_without_a_time_or_a_date_has_none():

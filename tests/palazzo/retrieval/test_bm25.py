@@ -326,3 +326,14 @@ def test_an_index_saved_before_hangul_pieces_and_russian_stems_keeps_reading_as_
     assert restored.tokenizer == Tokenizer(stemmer="english", hangul=None)
     assert restored.tokenizer != Tokenizer()  # so a palace opening it tokenises again
     assert restored.scores("금융소득", size=1)[0] > 0
+
+
+def test_idf_is_the_weight_scores_give_a_term():
+    index = BM25Index()
+    for i, text in enumerate(["red fox", "red hen", "blue whale"]):
+        index.add(i, text)
+    idf = index.idf(["red", "whale", "absent"])
+    assert idf["absent"] == 0.0
+    assert idf["whale"] > idf["red"] > 0
+    # One term, one occurrence: the score is the IDF times BM25's length factor.
+    assert index.scores("whale")[2] == pytest.approx(idf["whale"] * 2.5 / (1 + 1.5), rel=1e-5)

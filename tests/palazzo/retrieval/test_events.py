@@ -106,3 +106,55 @@ def test_windows_alone_decide_an_ordinary_vector_search(palace):
     penalised = palace.drawers.chunks.best_event(q, n, other_penalty=0.5)
     assert penalised[21] == pytest.approx(sentences[21] - 0.5, abs=1e-6)
     assert penalised[20] == pytest.approx(sentences[20], abs=1e-6)
+
+
+def test_event_slots_are_a_drawers_event_sentences_in_order(palace):
+    chunks = palace.drawers.chunks
+    slots = chunks.event_slots(20)
+    assert len(slots) == 1 and chunks.kind[slots[0]] == EVENT_OWN
+    assert [s for s in chunks.of_row[20] if chunks.kind[s] != WINDOW] == slots.tolist()
+    assert len(chunks.event_slots(0)) == 0 and len(chunks.event_slots(999)) == 0
+
+
+def adoption_palace() -> Palace:
+    p = Palace(embedder=HashEmbedder(), clock=lambda: 1.0, similar_threshold=None)
+    for i in range(6):
+        p.add_drawer("w", "r", long_text(i))
+    p.add_drawer("w", "r", long_text(6, "Today Maria adopted a puppy with a white paw at the "
+                                        "shelter near the old mill."))
+    p.add_drawer("w", "r", long_text(7, "Today Maria adopted a little dog called Shadow."))
+    return p
+
+
+def test_a_clauses_rare_words_raise_the_sentence_that_holds_them():
+    p = adoption_palace()
+    n = p.drawers.size
+    clause = "Maria adopt Shadow"
+    q = p.embedder.embed([clause])[0]
+    mask = np.ones(n, dtype=bool)
+    best = p.drawers.chunks.best_event(q, n)
+    with events.tuned(words=0.5):
+        scored = events._with_words(p, clause, q, best, mask, 0.0)
+    # Each drawer's score is its best sentence's cosine plus 0.5 x the share of the clause's
+    # IDF weight its words hold: "Shadow" is in drawer 7's sentence only.
+    idf = p.text_index.idf(set(p.text_index.tokenizer(clause)))
+    total = sum(idf.values())
+    holds = {6: idf["maria"] + idf["adopt"], 7: total}
+    for row, weight in holds.items():
+        assert scored[row] == pytest.approx(best[row] + 0.5 * weight / total, abs=1e-6)
+    assert scored[7] - best[7] > scored[6] - best[6]
+    assert np.isneginf(scored[0])  # no event sentence: no score from words alone
+    with events.tuned(words=0.0):  # off: the event list is meaning alone, as before
+        assert events.term(p, "When did Maria adopt Shadow?", mask) is not None
+
+
+def test_the_event_list_names_the_best_drawers_of_its_depth():
+    p = adoption_palace()
+    query = "When did Maria adopt Shadow?"
+    with events.tuned(depth=1, words=0.5, min_cosine=0.0):
+        one = search(p, query, limit=8)
+    with events.tuned(depth=2, words=0.5, min_cosine=0.0):
+        two = search(p, query, limit=8)
+    named = [h.drawer_id for h in one if h.event]
+    assert named == [p.drawers.ids[7]]
+    assert {h.drawer_id for h in two if h.event} == set(p.drawers.ids[6:8])
