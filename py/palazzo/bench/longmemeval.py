@@ -68,8 +68,13 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
                   chunk_size: int | None = CHUNK_SIZE, turns: str = "user",
-                  fusion: dict[str, Any] | None = None) -> list[str]:
-    """Return the session ids of ``q``'s haystack, best first (at least ``RANKED``)."""
+                  fusion: dict[str, Any] | None = None,
+                  drawers: str = "session") -> list[str]:
+    """Return the session ids of ``q``'s haystack, best first (at least ``RANKED``).
+
+    ``drawers`` "session" makes a drawer of each session (its turns joined); "turn" makes a
+    drawer of each turn, as palazzo's chat importers store a conversation, and ranks a
+    session where its best turn ranks (the search then returns every drawer)."""
     palace = Palace(embedder=embedder, clock=lambda: 0.0, similar_threshold=None,
                     chunk_size=chunk_size)
     sessions_of: dict[str, list[str]] = {}
@@ -79,11 +84,16 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
         prepare([t for t in texts if t.strip()])
         palace.set_embedder(embedder)
     dates = q.get("haystack_dates") or [None] * len(texts)
-    for sid, text, stamp in zip(q["haystack_session_ids"], texts, dates, strict=True):
-        if not text.strip():
-            continue
-        did, _ = palace.add_drawer("haystack", "sessions", text, created_at=session_time(stamp))
-        sessions_of.setdefault(did, []).append(sid)
+    for sid, session, text, stamp in zip(q["haystack_session_ids"], q["haystack_sessions"],
+                                         texts, dates, strict=True):
+        pieces = [text] if drawers == "session" else [
+            t.get("content", "") for t in session if turns == "all" or t.get("role") == "user"]
+        for piece in pieces:
+            if not piece.strip():
+                continue
+            did, _ = palace.add_drawer("haystack", "sessions", piece,
+                                       created_at=session_time(stamp))
+            sessions_of.setdefault(did, []).append(sid)
     # A re-ranker orders max(3·limit, 30) candidates: ask for the RANKED a user's query
     # would, not the whole haystack, so it sees what it would see there (the metrics stop
     # at 10; the rest of the ranking is filled in below).
@@ -92,7 +102,7 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
     tuning = options.pop("event_tuning", {})
     limit = RANKED if options.get("rerank") else max(RANKED, len(sessions_of))
     if alpha is not None:  # enrichment re-ranks the pool a user's enriched search would
-        limit = POOL
+        limit = POOL if drawers == "session" else max(POOL, len(sessions_of))
     with event_list.tuned(**tuning):
         hits = search(palace, q["question"], limit=limit, mode=mode, **options)
     ids = [h.drawer_id for h in hits]
@@ -101,7 +111,7 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
         ranked_rows, _ = enrich(palace, q["question"], [row_of[d] for d in ids],
                                 [h.score for h in hits], alpha=alpha)
         ids = [palace.drawers.ids[c.row] for c in ranked_rows]
-    ranked = [sid for d in ids for sid in sessions_of[d]]
+    ranked = list(dict.fromkeys(sid for d in ids for sid in sessions_of[d]))
     seen = set(ranked)
     # Sessions no list ranked (no shared words, no vector) go last, in haystack order.
     ranked += [sid for sid in q["haystack_session_ids"] if sid not in seen]
@@ -111,7 +121,7 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
 def run(path: Path, embedder: Embedder | None, mode: str,
         progress: Callable[[int, int], None] | None = None,
         chunk_size: int | None = CHUNK_SIZE, turns: str = "user",
-        fusion: dict[str, Any] | None = None) -> dict[str, Any]:
+        fusion: dict[str, Any] | None = None, drawers: str = "session") -> dict[str, Any]:
     """Rank every question of ``path`` and return per-question rankings plus metrics, over
     all questions and by ``question_type`` (``chunk_size`` None embeds drawers whole)."""
     questions = load(path)
@@ -119,7 +129,7 @@ def run(path: Path, embedder: Embedder | None, mode: str,
     rows = []
     t0 = time.perf_counter()
     for i, q in enumerate(questions):
-        ranked = rank_question(q, embedder, mode, chunk_size, turns, fusion)
+        ranked = rank_question(q, embedder, mode, chunk_size, turns, fusion, drawers)
         out.append({"question_id": q["question_id"], "question_type": q.get("question_type"),
                     "ranked_session_ids": ranked[: max(RANKED, 10)]})
         rows.append((ranked, set(q["answer_session_ids"])))
@@ -131,6 +141,7 @@ def run(path: Path, embedder: Embedder | None, mode: str,
         "mode": mode,
         "chunk_size": chunk_size,
         "turns": turns,
+        "drawers": drawers,
         "fusion": fusion or {},
         "embedder": None if embedder is None else embedder.name,
         "questions": out,

@@ -30,3 +30,20 @@ def test_a_present_question_sees_the_session_dates():
     timed = longmemeval.rank_question(dated, HashEmbedder(), "hybrid",
                                       fusion={"recency": 10.0})
     assert plain[0] == "old" and timed[0] == "new"
+
+
+def test_a_drawer_per_turn_ranks_a_session_by_its_best_turn():
+    q = _question(None)
+    q["haystack_sessions"][2] = [
+        {"role": "user", "content": "tomatoes and basil in the garden"},
+        {"role": "assistant", "content": "a lighthouse keeper rows out"},
+        {"role": "user", "content": "I live in Porto by the sea, I live here now"}]
+    q["question"] = "where do I live by the sea?"
+    ranked = longmemeval.rank_question(q, HashEmbedder(), "bm25", drawers="turn")
+    assert ranked[0] == "other" and sorted(ranked) == ["new", "old", "other"]
+    # An assistant's turn is a drawer of its own only when every turn is read.
+    q["question"] = "lighthouse keeper"
+    assert longmemeval.rank_question(q, HashEmbedder(), "bm25", drawers="turn",
+                                     turns="all")[0] == "other"
+    assert longmemeval.rank_question(q, HashEmbedder(), "bm25", drawers="turn",
+                                     turns="user")[0] == "old"  # no list ranks any
