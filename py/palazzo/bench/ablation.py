@@ -291,6 +291,18 @@ def _by_standout(q: Question, vec: np.ndarray, candidates: bool) -> np.ndarray:
                 [2 * w / total for w in weights])
 
 
+def _rrf_apart(q: Question, vector_k: int = K, bm25_k: int = K,
+               vector_depth: int = DEPTH) -> np.ndarray:
+    """Return RRF of the vector list (its best ``vector_depth``, constant ``vector_k``) and
+    the BM25 list (constant ``bm25_k``): a smaller constant lets a list's first ranks weigh
+    more against the other's."""
+    out = np.zeros(q.n)
+    for k, ranked in ((vector_k, _ranked(_vector(q), False, vector_depth)),
+                      (bm25_k, _ranked(q.bm, True, DEPTH))):
+        out[ranked] += 1.0 / (k + np.arange(1, len(ranked) + 1))
+    return out
+
+
 def _minmax(s: np.ndarray) -> np.ndarray:
     return fusion.minmax(np.where(np.isfinite(s), s, -np.inf))
 
@@ -343,6 +355,11 @@ VARIANTS: dict[str, tuple[Variant, bool]] = {
     "hybrid, lists weighted by standout": (lambda q: _by_standout(q, _vector(q), False), True),
     "hybrid, lists weighted by standout of candidates": (
         lambda q: _by_standout(q, _vector(q), True), True),
+    "hybrid, BM25 k 20": (lambda q: _rrf_apart(q, bm25_k=20), True),
+    "hybrid, BM25 k 30": (lambda q: _rrf_apart(q, bm25_k=30), True),
+    "hybrid, vector k 100": (lambda q: _rrf_apart(q, vector_k=100), True),
+    "hybrid, vector list's best 10": (lambda q: _rrf_apart(q, vector_depth=10), True),
+    "hybrid, vector list's best 5": (lambda q: _rrf_apart(q, vector_depth=5), True),
     "z-sum vector + bm25 chunks max": (
         lambda q: 0.5 * _z(_vector(q)) + 0.5 * _z(by_session(q.cbm, q)), False),
     "hybrid+recency + 0.02 z-sum": (
