@@ -68,6 +68,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     lme.add_argument("--drawers", default="session", choices=["session", "turn"],
                      help="a drawer per session (default) or per turn, as the chat "
                      "importers store a conversation (a session ranks by its best turn)")
+    lme.add_argument("--pooled", action="store_true",
+                     help="one palace of every session in the file, every question asked "
+                     "of it (instead of a palace per question of its haystack)")
     lme.add_argument("--rerank", default="none", help="hybrid: re-rankers to measure, "
                      "comma-separated among none, recency, mmr, composite (one run each)")
     lme.add_argument("--half-life", default="1000", help="days, for recency and composite "
@@ -301,7 +304,7 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
     runs = [longmemeval.run(Path(args.data), None if mode == "bm25" else embedder, mode,
                             progress=progress(f"questions ({mode})", args.progress),
                             chunk_size=args.chunk_size or None, turns=args.turns,
-                            drawers=args.drawers,
+                            drawers=args.drawers, pooled=args.pooled,
                             fusion={"rrf_k": k, "vector_weight": args.vector_weight,
                                     "recency": w, **rr} if mode == "hybrid" else None)
             for mode, k, w, rr in plans]

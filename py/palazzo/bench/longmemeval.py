@@ -75,18 +75,32 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
     ``drawers`` "session" makes a drawer of each session (its turns joined); "turn" makes a
     drawer of each turn, as palazzo's chat importers store a conversation, and ranks a
     session where its best turn ranks (the search then returns every drawer)."""
+    palace, sessions_of = build([q], embedder, chunk_size, turns, drawers)
+    return rank(palace, sessions_of, q, mode, fusion, drawers)
+
+
+def build(questions: list[dict[str, Any]], embedder: Embedder | None,
+          chunk_size: int | None = CHUNK_SIZE, turns: str = "user",
+          drawers: str = "session") -> tuple[Palace, dict[str, list[str]]]:
+    """Return a palace holding the sessions of ``questions``' haystacks (each session id
+    once, in order of first appearance) and the session ids of each drawer. Cost: one
+    drawer insertion (and its embedding) per session, or per turn with ``drawers="turn"``."""
     palace = Palace(embedder=embedder, clock=lambda: 0.0, similar_threshold=None,
                     chunk_size=chunk_size)
     sessions_of: dict[str, list[str]] = {}
-    texts = [session_text(s, turns) for s in q["haystack_sessions"]]
+    todo: dict[str, tuple[Any, Any]] = {}
+    for q in questions:
+        dates = q.get("haystack_dates") or [None] * len(q["haystack_sessions"])
+        for sid, session, stamp in zip(q["haystack_session_ids"], q["haystack_sessions"],
+                                       dates, strict=True):
+            todo.setdefault(sid, (session, stamp))
+    texts = {sid: session_text(session, turns) for sid, (session, _) in todo.items()}
     prepare = getattr(getattr(embedder, "inner", embedder), "fit", None)
     if prepare is not None:
-        prepare([t for t in texts if t.strip()])
+        prepare([t for t in texts.values() if t.strip()])
         palace.set_embedder(embedder)
-    dates = q.get("haystack_dates") or [None] * len(texts)
-    for sid, session, text, stamp in zip(q["haystack_session_ids"], q["haystack_sessions"],
-                                         texts, dates, strict=True):
-        pieces = [text] if drawers == "session" else [
+    for sid, (session, stamp) in todo.items():
+        pieces = [texts[sid]] if drawers == "session" else [
             t.get("content", "") for t in session if turns == "all" or t.get("role") == "user"]
         for piece in pieces:
             if not piece.strip():
@@ -94,6 +108,14 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
             did, _ = palace.add_drawer("haystack", "sessions", piece,
                                        created_at=session_time(stamp))
             sessions_of.setdefault(did, []).append(sid)
+    return palace, sessions_of
+
+
+def rank(palace: Palace, sessions_of: dict[str, list[str]], q: dict[str, Any], mode: str,
+         fusion: dict[str, Any] | None = None, drawers: str = "session") -> list[str]:
+    """Return the session ids ``palace`` ranks for ``q``, best first: those its search
+    returns (a session where its best drawer ranks), then the rest of ``q``'s haystack in
+    its order. Cost: one search (and enrichment of its pool)."""
     # A re-ranker orders max(3·limit, 30) candidates: ask for the RANKED a user's query
     # would, not the whole haystack, so it sees what it would see there (the metrics stop
     # at 10; the rest of the ranking is filled in below).
@@ -121,15 +143,23 @@ def rank_question(q: dict[str, Any], embedder: Embedder | None, mode: str,
 def run(path: Path, embedder: Embedder | None, mode: str,
         progress: Callable[[int, int], None] | None = None,
         chunk_size: int | None = CHUNK_SIZE, turns: str = "user",
-        fusion: dict[str, Any] | None = None, drawers: str = "session") -> dict[str, Any]:
+        fusion: dict[str, Any] | None = None, drawers: str = "session",
+        pooled: bool = False) -> dict[str, Any]:
     """Rank every question of ``path`` and return per-question rankings plus metrics, over
-    all questions and by ``question_type`` (``chunk_size`` None embeds drawers whole)."""
+    all questions and by ``question_type`` (``chunk_size`` None embeds drawers whole).
+
+    ``pooled`` asks every question of one palace holding every session of the file (each
+    once) instead of a palace per question holding its haystack: the same questions among
+    thousands of drawers, as a real palace holds them, where another question's sessions
+    are distractors too."""
     questions = load(path)
     out = []
     rows = []
     t0 = time.perf_counter()
+    shared = build(questions, embedder, chunk_size, turns, drawers) if pooled else None
     for i, q in enumerate(questions):
-        ranked = rank_question(q, embedder, mode, chunk_size, turns, fusion, drawers)
+        ranked = (rank(*shared, q, mode, fusion, drawers) if shared is not None
+                  else rank_question(q, embedder, mode, chunk_size, turns, fusion, drawers))
         out.append({"question_id": q["question_id"], "question_type": q.get("question_type"),
                     "ranked_session_ids": ranked[: max(RANKED, 10)]})
         rows.append((ranked, set(q["answer_session_ids"])))
@@ -142,6 +172,7 @@ def run(path: Path, embedder: Embedder | None, mode: str,
         "chunk_size": chunk_size,
         "turns": turns,
         "drawers": drawers,
+        "pooled": pooled,
         "fusion": fusion or {},
         "embedder": None if embedder is None else embedder.name,
         "questions": out,

@@ -47,3 +47,28 @@ def test_a_drawer_per_turn_ranks_a_session_by_its_best_turn():
                                      turns="all")[0] == "other"
     assert longmemeval.rank_question(q, HashEmbedder(), "bm25", drawers="turn",
                                      turns="user")[0] == "old"  # no list ranks any
+
+
+def test_pooled_questions_are_asked_of_one_palace_of_every_session(tmp_path):
+    import json
+
+    first = _question(None)
+    second = {**_question(None), "question_id": "q2", "question": "tomatoes basil garden",
+              "haystack_session_ids": ["other", "far"], "answer_session_ids": ["other"],
+              "haystack_sessions": [first["haystack_sessions"][2],
+                                    [{"role": "user", "content": "tomatoes and basil "
+                                                                 "where I live, tomatoes"}]]}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([first, second]))
+    palace, sessions_of = longmemeval.build([first, second], HashEmbedder())
+    # "other" is in both haystacks and becomes one drawer; "far" only in the second.
+    assert sorted(s for ids in sessions_of.values() for s in ids) == ["far", "new", "old",
+                                                                      "other"]
+    apart = longmemeval.run(path, HashEmbedder(), "bm25")
+    pooled = longmemeval.run(path, HashEmbedder(), "bm25", pooled=True)
+    assert pooled["pooled"] and not apart["pooled"]
+    # Asked of every session, the first question's ranking holds the second's "far" too
+    # (it shares "live" with the question).
+    first_pooled = pooled["questions"][0]["ranked_session_ids"]
+    assert "far" in first_pooled
+    assert "far" not in apart["questions"][0]["ranked_session_ids"]
