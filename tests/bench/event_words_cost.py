@@ -13,9 +13,7 @@ prints and writes the median and p95 in ms, and the palace's event sentence coun
 
 from __future__ import annotations
 
-import argparse
 import json
-import random
 import sys
 from pathlib import Path
 
@@ -23,31 +21,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from status_cost import make_palace  # noqa: E402
-from trails_cost import timings  # noqa: E402
+from trails_cost import timings, user_turns  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--palace")
-    parser.add_argument("--out")
-    args = parser.parse_args(argv)
-    palace = Path(args.palace) if args.palace else make_palace(
-        ROOT / ".cache" / "bench-status-cost")
-
-    from palazzo.embed.hashing import HashEmbedder
     from palazzo.ops import REGISTRY
-    from palazzo.palace import Palace
-    from palazzo.persist.directory import PalaceDirectory
     from palazzo.retrieval import events
 
-    out: dict[str, object] = {"benchmark": "event_words_cost", "palace": str(palace)}
-    with PalaceDirectory(palace, lambda **kw: Palace(embedder=HashEmbedder(), **kw)) as d:
-        p = d.store.palace
+    with user_turns(argv, __doc__) as (p, own, args):
         s = p.drawers
-        own = [r for r in range(s.size) if s.alive[r] and len(s.content[r]) > 40
-               and s.source[r] and "user" in s.source[r]] or list(range(s.size))
-        random.Random(0).shuffle(own)
+        out: dict[str, object] = {"benchmark": "event_words_cost", "palace": args.palace}
         queries = [f"When did I {s.content[r][:60].strip().rstrip('?.!')}?" for r in own[:20]]
         assert all(events.clauses(q) for q in queries), "every question names an event"
         out["drawers"] = int(s.alive[: s.size].sum())

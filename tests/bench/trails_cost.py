@@ -19,7 +19,10 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py"))
@@ -40,30 +43,42 @@ def timings(fn, queries: list[str], repeat: int = 5) -> dict[str, float]:
             "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2), "searches": len(ms)}
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+@contextmanager
+def user_turns(argv: list[str], doc: str) -> Iterator[tuple[Any, list[int], argparse.Namespace]]:
+    """Parse ``--palace`` / ``--out`` from ``argv``, open the palace (the 20k one made once
+    when none is named) with the hash embedder, and yield it, its user turns' rows (longer
+    than 40 characters) in a shuffle seeded 0, and the parsed arguments."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--palace")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     palace = Path(args.palace) if args.palace else make_palace(
         ROOT / ".cache" / "bench-status-cost")
+    args.palace = str(palace)
 
     from palazzo.embed.hashing import HashEmbedder
-    from palazzo.ops import REGISTRY
     from palazzo.palace import Palace
     from palazzo.persist.directory import PalaceDirectory
-    from palazzo.stigmergy.trails import QueryTrails
 
-    out: dict[str, object] = {"benchmark": "trails_cost", "palace": str(palace)}
     with PalaceDirectory(palace, lambda **kw: Palace(embedder=HashEmbedder(), **kw)) as d:
         p = d.store.palace
         s = p.drawers
         own = [r for r in range(s.size) if s.alive[r] and len(s.content[r]) > 40
                and s.source[r] and "user" in s.source[r]] or list(range(s.size))
-        rng = random.Random(0)
-        rng.shuffle(own)
+        random.Random(0).shuffle(own)
+        yield p, own, args
+
+
+def main(argv: list[str]) -> int:
+    from palazzo.ops import REGISTRY
+    from palazzo.stigmergy.trails import QueryTrails
+
+    with user_turns(argv, __doc__) as (p, own, args):
+        s = p.drawers
+        rng = random.Random(1)
         queries = [s.content[r][:80] for r in own[:20]]
-        out["drawers"] = int(s.alive[: s.size].sum())
+        out: dict[str, object] = {"benchmark": "trails_cost", "palace": args.palace,
+                                  "drawers": int(s.alive[: s.size].sum())}
 
         def ask(weight: float):
             return lambda q: REGISTRY.call(p, "search", {"query": q, "limit": 10,
