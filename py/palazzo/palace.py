@@ -44,7 +44,7 @@ from palazzo.errors import NotFound, ValidationError, VectorsPending
 from palazzo.memory.communities import CommunityCache
 from palazzo.memory.conversation import Conversations
 from palazzo.memory.diary import Diaries, written_date
-from palazzo.memory.events import event_sentences
+from palazzo.memory.events import event_sentences, event_texts
 from palazzo.memory.extraction import extract, sure_mentions
 from palazzo.memory.kg import KnowledgeGraph, entity_id
 from palazzo.memory.summary import Summaries
@@ -685,6 +685,13 @@ class Palace:
             return texts[:1], [WINDOW]
         events = event_sentences(content)
         return texts + [t for t, _ in events], [WINDOW] * len(texts) + [k for _, k in events]
+
+    def event_texts(self, row: int) -> list[str]:
+        """Return the event sentences of drawer ``row``'s text, in the order :meth:`parts`
+        gave their vectors (:func:`palazzo.memory.events.event_texts`). Why: search reads
+        their words (:mod:`palazzo.retrieval.events`), and retrieval sits below the memory
+        layer that finds them. Cost: two regular-expression scans and a sentence split."""
+        return event_texts(self.drawers.content[row])
 
     def answers(self) -> frozenset[str]:
         """Return the ids of the drawers that hold an assistant's turn of a conversation

@@ -68,6 +68,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     lme.add_argument("--drawers", default="session", choices=["session", "turn"],
                      help="a drawer per session (default) or per turn, as the chat "
                      "importers store a conversation (a session ranks by its best turn)")
+    lme.add_argument("--list-weights", default="equal", choices=["equal", "standout"],
+                     help="hybrid: the vector and BM25 lists weighed equally (search's "
+                     "default) or by how far each one's best stands out")
     lme.add_argument("--pooled", action="store_true",
                      help="one palace of every session in the file, every question asked "
                      "of it (instead of a palace per question of its haystack)")
@@ -306,7 +309,10 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
                             chunk_size=args.chunk_size or None, turns=args.turns,
                             drawers=args.drawers, pooled=args.pooled,
                             fusion={"rrf_k": k, "vector_weight": args.vector_weight,
-                                    "recency": w, **rr} if mode == "hybrid" else None)
+                                    "recency": w, **rr,
+                                    **({"list_weights": args.list_weights}
+                                       if args.list_weights != "equal" else {})}
+                            if mode == "hybrid" else None)
             for mode, k, w, rr in plans]
     _write(args.out, runs[0] if len(runs) == 1 else {"benchmark": "longmemeval",
                                                        "runs": runs})

@@ -28,7 +28,6 @@ import numpy as np
 
 from palazzo.core.columns import EVENT_OTHER
 from palazzo.errors import VectorsPending
-from palazzo.memory.events import event_texts
 from palazzo.retrieval import fusion
 
 WEIGHT = 2.0  # the event list's RRF weight (BM25's and the vector list's are 1)
@@ -116,8 +115,9 @@ def _with_words(palace, clause: str, q: np.ndarray, best: np.ndarray, mask: np.n
 
     Why: matching an event by meaning alone cannot tell "adopted Coco" from "adopted
     Shadow" (docs/benchmarks.md, "Real conversations, stage by stage"). Cost: for each
-    candidate, finding its event sentences again (two regular-expression scans and a
-    sentence split of its text) and tokenising them; the vectors are the stored ones."""
+    candidate, finding its event sentences again (``palace.event_texts``: two
+    regular-expression scans and a sentence split of its text) and tokenising them; the
+    vectors are the stored ones."""
     index = palace.text_index
     terms = set(index.tokenizer(clause))
     idf = index.idf(terms)
@@ -129,7 +129,7 @@ def _with_words(palace, clause: str, q: np.ndarray, best: np.ndarray, mask: np.n
     out = best.copy()
     for row in fusion.top_k(best, CANDIDATES, mask & np.isfinite(best)).tolist():
         slots = chunks.event_slots(row)
-        sentences = event_texts(store.content[row])
+        sentences = palace.event_texts(row)
         if len(sentences) != len(slots):  # stored before the sentences changed: meaning only
             continue
         sims = chunks.vectors[slots] @ q - penalty * (chunks.kind[slots] == EVENT_OTHER)

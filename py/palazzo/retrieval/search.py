@@ -184,6 +184,7 @@ def search(
     mmr_lambda: float = reranker.MMR_LAMBDA,
     now: float | None = None,
     within: np.ndarray | None = None,
+    list_weights: str = "equal",
 ) -> list[Hit]:
     """Return up to ``limit`` hits for ``query``, best first.
 
@@ -208,6 +209,9 @@ def search(
     relevance; ``rerank`` reports the score the re-ranker ordered it by. Cost: sorting the
     candidates, and for MMR O(limit · candidates · dim). ``within`` (a boolean mask over the
     drawer rows, e.g. a community's) narrows the search further than ``wing`` / ``room``.
+    ``list_weights`` "standout" (hybrid; for the benchmarks of issue 32, not a default)
+    weighs the vector and BM25 lists by how far each one's best score stands out
+    (:func:`palazzo.retrieval.fusion.standout_weights`), times ``vector_weight``.
     """
     query = query[:MAX_QUERY]
     if mode not in MODES:
@@ -264,8 +268,14 @@ def search(
         fused = fusion.blend(vec, bm, alpha=0.6, mask=mask)
         order = fusion.rank(fused, mask, limit, positive=False)
     else:
+        weights = [vector_weight, 1.0]
+        if list_weights == "standout":
+            weights = fusion.standout_weights([(vec, vec_ranked), (bm, bm_ranked)])
+            weights[0] *= vector_weight
+        elif list_weights != "equal":
+            raise ValidationError("list_weights must be equal or standout")
         fused = fusion.rrf([vec_ranked, bm_ranked], k=rrf_k, size=store.size,
-                           weights=None if vector_weight == 1.0 else [vector_weight, 1.0])
+                           weights=None if weights == [1.0, 1.0] else weights)
         fused += unembedded_term(store, bm_ranked, vector_weight, rrf_k)
         if pheromone:
             boost = pheromone_term(palace, query, mask, pheromone)

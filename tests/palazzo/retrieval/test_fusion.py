@@ -110,3 +110,21 @@ def test_blend_is_mempalace_formula():
     assert top_k(blend(cos, bm, 0.5), 4).tolist() == [0, 1, 2]
     with pytest.raises(ValueError):
         blend(np.zeros(2), np.zeros(3))
+
+
+def test_standout_weights_favour_the_list_whose_best_stands_out():
+    from palazzo.retrieval.fusion import standout_weights
+
+    flat = np.array([0.50, 0.49, 0.48, 0.47, 0.46, 0.45])  # a list that cannot choose
+    peaked = np.array([9.0, 1.0, 0.5, 0.0, 0.0, 0.0])  # one drawer far ahead
+    rows = np.arange(6)
+    wv, wb = standout_weights([(flat, rows), (peaked, rows[:3])])
+    assert wb > wv > 0 and wv + wb == pytest.approx(2.0)
+    # Judged on the union of the ranked rows only: rows no list ranked do not count.
+    wide = np.concatenate([peaked, np.zeros(1000)])
+    assert standout_weights([(np.concatenate([flat, np.zeros(1000)]), rows),
+                             (wide, rows[:3])]) == pytest.approx([wv, wb])
+    # Nothing stands out (or nothing ranked): equal weights.
+    assert standout_weights([(np.ones(4), np.arange(4)), (np.ones(4), np.arange(4))]) == [1, 1]
+    assert standout_weights([(np.ones(4), np.empty(0, np.intp)),
+                             (np.ones(4), np.empty(0, np.intp))]) == [1, 1]

@@ -6,7 +6,7 @@ from palazzo import call
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import ValidationError
 from palazzo.palace import Palace
-from palazzo.retrieval.search import RRF_K, search
+from palazzo.retrieval.search import MIN_DEPTH, RRF_K, search
 
 
 @pytest.fixture
@@ -134,3 +134,30 @@ def test_rrf_k_and_the_vector_weight_are_the_fusions_terms(palace):
     # A huge vector weight gives the vector order.
     assert [h.drawer_id for h in search(palace, query, limit=5, vector_weight=1e6)] == \
         [h.drawer_id for h in search(palace, query, limit=5, mode="vector")]
+
+
+def test_standout_list_weights_scale_each_list_by_how_far_its_best_stands_out(palace):
+    import numpy as np
+
+    from palazzo.retrieval import fusion
+    from palazzo.retrieval.search import vector_scores
+
+    query = "Marta violin strings"
+    n = palace.drawers.size
+    vec = vector_scores(palace, query)
+    bm = palace.text_index.scores(query, size=n)
+    mask = palace.drawers.mask(None, None)
+    depth = MIN_DEPTH  # the lists' depth for a search of 5
+    lists = [(vec, fusion.rank(vec, mask, depth, positive=False)),
+             (bm, fusion.rank(bm, mask, depth))]
+    wv, wb = fusion.standout_weights(lists)
+    assert not np.isclose(wv, wb)
+    for hit in search(palace, query, limit=5, list_weights="standout", events=0):
+        expected = 0.0
+        if hit.vector_rank is not None:
+            expected += wv / (RRF_K + hit.vector_rank)
+        if hit.bm25_rank is not None:
+            expected += wb / (RRF_K + hit.bm25_rank)
+        assert hit.score == pytest.approx(expected)
+    with pytest.raises(ValidationError, match="list_weights"):
+        search(palace, query, list_weights="loud")
