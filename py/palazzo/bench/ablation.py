@@ -274,13 +274,10 @@ def _vector_rare(q: Question) -> np.ndarray:
 
 
 def standout(scores: np.ndarray, positive: bool, candidates: bool) -> float:
-    """Return how far a list's best score stands out: (best − mean) / standard deviation,
-    over every session with a finite score, or (``candidates``) over the list's fused
-    candidates only (its best :data:`DEPTH`, BM25's positive ones). 0 when fewer than 3."""
-    s = scores[_ranked(scores, positive, DEPTH)] if candidates else scores[np.isfinite(scores)]
-    if len(s) < 3:
-        return 0.0
-    return float((s.max() - s.mean()) / (s.std() or 1.0))
+    """Return how far a list's best score stands out (:func:`palazzo.retrieval.fusion.
+    standout`) over every session with a finite score, or (``candidates``) over the list's
+    fused candidates only (its best :data:`DEPTH`, BM25's positive ones)."""
+    return fusion.standout(scores[_ranked(scores, positive, DEPTH)] if candidates else scores)
 
 
 def _by_standout(q: Question, vec: np.ndarray, candidates: bool) -> np.ndarray:
@@ -296,11 +293,8 @@ def _rrf_apart(q: Question, vector_k: int = K, bm25_k: int = K,
     """Return RRF of the vector list (its best ``vector_depth``, constant ``vector_k``) and
     the BM25 list (constant ``bm25_k``): a smaller constant lets a list's first ranks weigh
     more against the other's."""
-    out = np.zeros(q.n)
-    for k, ranked in ((vector_k, _ranked(_vector(q), False, vector_depth)),
-                      (bm25_k, _ranked(q.bm, True, DEPTH))):
-        out[ranked] += 1.0 / (k + np.arange(1, len(ranked) + 1))
-    return out
+    return (_rrf(q, [_ranked(_vector(q), False, vector_depth)], k=vector_k)
+            + _rrf(q, [_ranked(q.bm, True, DEPTH)], k=bm25_k))
 
 
 def _minmax(s: np.ndarray) -> np.ndarray:

@@ -146,20 +146,25 @@ def blend(
     return out
 
 
+def standout(values: np.ndarray) -> float:
+    """Return how far the best of ``values`` stands out from them: (best − mean) / standard
+    deviation over the finite ones; 0 when fewer than 3 are finite or all are equal.
+    Cost: O(len(values))."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    sd = float(v.std()) if len(v) >= 3 else 0.0
+    return (float(v.max()) - float(v.mean())) / sd if sd > 0 else 0.0
+
+
 def standout_weights(lists: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[float]:
     """Return a weight per ranked list (summing to the number of lists): how far each list's
-    best score stands out, (best − mean) / standard deviation, taken over the union of the
-    lists' ranked rows, so that each list is judged on the same drawers and on about the
-    same number of them whatever the palace's size. ``lists`` holds (scores over every row,
-    ranked rows) pairs. Equal weights when no list stands out. Cost: O(union)."""
+    best score stands out (:func:`standout`), taken over the union of the lists' ranked
+    rows, so that each list is judged on the same drawers and on about the same number of
+    them whatever the palace's size. ``lists`` holds (scores over every row, ranked rows)
+    pairs. Equal weights when no list stands out. Cost: O(union)."""
     ranked = [np.asarray(r, dtype=np.intp) for _, r in lists]
-    union = np.unique(np.concatenate(ranked)) if any(len(r) for r in ranked) else None
-    out = []
-    for scores, _ in lists:
-        v = scores[union] if union is not None else np.empty(0)
-        v = v[np.isfinite(v)]
-        sd = float(v.std()) if len(v) >= 3 else 0.0
-        out.append(max((float(v.max()) - float(v.mean())) / sd, 0.0) if sd > 0 else 0.0)
+    union = np.unique(np.concatenate(ranked)) if ranked else np.empty(0, np.intp)
+    out = [standout(scores[union]) for scores, _ in lists]
     total = sum(out)
     if total <= 0:
         return [1.0] * len(lists)
