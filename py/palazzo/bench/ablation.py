@@ -22,7 +22,12 @@ as ``bench longmemeval``); the others are the ideas of issue 17 measured against
 - the vector list against BM25 on real conversations (issue 32): the vector query without
   the words nearly every session holds (:func:`without_common`, a two-person conversation's
   names), and each list weighted by how far its best score stands out (:func:`standout`),
-  over the whole haystack or over the list's fused candidates only.
+  over the whole haystack or over the list's fused candidates only; z-score sums with BM25
+  over chunks, alone or added to RRF (:func:`_zsum_chunks`).
+
+:func:`below` and :func:`below_table` name the cells (question type × R@5 any, R@5 all,
+NDCG@10) where a variant falls below a reference: issue 32's rule for a new default is that
+none falls below the old default nor BM25 alone, on every set.
 
 Cost: one embedding of every distinct chunk (MiniLM: about 2 minutes for the 25-person
 generated set on 2 cores), then well under a second per variant.
@@ -297,6 +302,19 @@ def _rrf_apart(q: Question, vector_k: int = K, bm25_k: int = K,
             + _rrf(q, [_ranked(q.bm, True, DEPTH)], k=bm25_k))
 
 
+def _hybrid_chunks(q: Question) -> np.ndarray:
+    """Return RRF of the vector list and BM25 over chunks (a session by its best chunk)."""
+    return _rrf(q, [_ranked(_vector(q), False, DEPTH), _ranked(by_session(q.cbm, q), True,
+                                                                DEPTH)])
+
+
+def _zsum_chunks(q: Question) -> np.ndarray:
+    """Return the z-score sum of the vector list and chunk BM25 (a session by its best
+    chunk), half each: what a small multiple of it adds to RRF breaks RRF's near-ties by how
+    far each score stands out over the haystack."""
+    return 0.5 * _z(_vector(q)) + 0.5 * _z(by_session(q.cbm, q))
+
+
 def _minmax(s: np.ndarray) -> np.ndarray:
     return fusion.minmax(np.where(np.isfinite(s), s, -np.inf))
 
@@ -359,6 +377,13 @@ VARIANTS: dict[str, tuple[Variant, bool]] = {
     "hybrid+recency + 0.02 z-sum": (
         lambda q: _with_time(q, _hybrid(q)) + 0.02 * (0.5 * _z(_vector(q)) + 0.5 * _z(q.bm)),
         False),
+    "z-sum vector 0.4 + bm25 chunks max 0.6": (
+        lambda q: 0.4 * _z(_vector(q)) + 0.6 * _z(by_session(q.cbm, q)), False),
+    "hybrid+recency, bm25 chunks max": (lambda q: _with_time(q, _hybrid_chunks(q)), True),
+    "hybrid+recency, bm25 chunks max, + 0.01 z-sum": (
+        lambda q: _with_time(q, _hybrid_chunks(q)) + 0.01 * _zsum_chunks(q), False),
+    "hybrid+recency + 0.01 z-sum (bm25 chunks max)": (
+        lambda q: _with_time(q, _hybrid(q)) + 0.01 * _zsum_chunks(q), False),
 }
 
 
@@ -393,6 +418,44 @@ def run(path: Path, embedder, turns: str = "all",
 
 
 COLUMNS = ("recall_any@5", "recall_all@5", "recall_any@10", "ndcg_any@10")
+
+
+RULE = ("recall_any@5", "recall_all@5", "ndcg_any@10")  # issue 32's rule, by type
+
+
+def below(result: dict[str, Any], reference: str) -> dict[str, list[tuple[str, str, float]]]:
+    """Return, per variant of ``result``, the cells in which it scores below variant
+    ``reference``: (question type or "all", metric, difference), for the metrics of
+    :data:`RULE`. Issue 32's rule keeps a default only when no cell is below the old default
+    nor BM25 alone, so this is what a candidate has to show empty on every set."""
+    ref = next(v for v in result["variants"] if v["variant"] == reference)
+    out: dict[str, list[tuple[str, str, float]]] = {}
+    for v in result["variants"]:
+        cells = []
+        for kind, mine, theirs in [("all", v["metrics"], ref["metrics"]),
+                                   *[(t, v["by_type"][t], ref["by_type"][t])
+                                     for t in sorted(v["by_type"]) if t in ref["by_type"]]]:
+            cells += [(kind, m, round(mine[m] - theirs[m], 4)) for m in RULE
+                      if mine[m] < theirs[m] - 1e-9]
+        out[v["variant"]] = cells
+    return out
+
+
+def below_table(result: dict[str, Any], references: Sequence[str]) -> str:
+    """Return a Markdown table: per variant, how many cells (:func:`below`) fall below each
+    of ``references`` and the worst of them."""
+    counted = {r: below(result, r) for r in references}
+    lines = ["| variant | " + " | ".join(f"cells below {r}" for r in references) + " |",
+             "|" + " --- |" * (1 + len(references))]
+    for v in result["variants"]:
+        cells = []
+        for r in references:
+            found = counted[r][v["variant"]]
+            worst = min(found, key=lambda c: c[2]) if found else None
+            cells.append(f"{len(found)}" + (f" (worst {worst[0]} {worst[1]} {worst[2]:+.3f})"
+                                             if worst else ""))
+        lines.append(f'| {v["variant"]} | ' + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def table(result: dict[str, Any]) -> str:

@@ -71,6 +71,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     lme.add_argument("--list-weights", default="equal", choices=["equal", "standout"],
                      help="hybrid: the vector and BM25 lists weighed equally (search's "
                      "default) or by how far each one's best stands out")
+    lme.add_argument("--zsum", type=float, default=0.0,
+                     help="hybrid: add this times the two lists' z-score sum to the fused "
+                     "score (0: search's default, off)")
     lme.add_argument("--pooled", action="store_true",
                      help="one palace of every session in the file, every question asked "
                      "of it (instead of a palace per question of its haystack)")
@@ -311,7 +314,8 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
                             fusion={"rrf_k": k, "vector_weight": args.vector_weight,
                                     "recency": w, **rr,
                                     **({"list_weights": args.list_weights}
-                                       if args.list_weights != "equal" else {})}
+                                       if args.list_weights != "equal" else {}),
+                                    **({"zsum": args.zsum} if args.zsum else {})}
                             if mode == "hybrid" else None)
             for mode, k, w, rr in plans]
     _write(args.out, runs[0] if len(runs) == 1 else {"benchmark": "longmemeval",
@@ -328,6 +332,8 @@ def _ablate(args: argparse.Namespace, make_embedder: MakeEmbedder,
                           size=args.chunk_size, overlap=args.overlap)
     _write(args.out, result)
     print(ablation.table(result))
+    print()
+    print(ablation.below_table(result, ["bm25", "hybrid+recency"]))
     return 0
 
 

@@ -44,6 +44,7 @@ MAX_PHEROMONE_WEIGHT = 10.0
 # Candidates a re-ranker orders: RERANK_PER_RESULT per requested result, at least RERANK_MIN.
 RERANK_PER_RESULT = 3
 RERANK_MIN = 30
+MAX_ZSUM = 1.0
 
 
 @dataclass(slots=True)
@@ -185,6 +186,7 @@ def search(
     now: float | None = None,
     within: np.ndarray | None = None,
     list_weights: str = "equal",
+    zsum: float = 0.0,
 ) -> list[Hit]:
     """Return up to ``limit`` hits for ``query``, best first.
 
@@ -212,6 +214,10 @@ def search(
     ``list_weights`` "standout" (hybrid; for the benchmarks of issue 32, not a default)
     weighs the vector and BM25 lists by how far each one's best score stands out
     (:func:`palazzo.retrieval.fusion.standout_weights`), times ``vector_weight``.
+    ``zsum`` > 0 (hybrid; for the benchmarks of issue 32, not a default) adds ``zsum`` times
+    the two lists' z-score sum over the scope searched (:func:`palazzo.retrieval.fusion.
+    zsum`) to the fused score, every other term unchanged; a drawer in neither list can then
+    rank. Cost: two passes over the scope's scores.
     """
     query = query[:MAX_QUERY]
     if mode not in MODES:
@@ -225,6 +231,9 @@ def search(
     events = float(events)
     if not 0.0 <= events <= event_list.MAX_WEIGHT:
         raise ValidationError(f"events must be between 0 and {event_list.MAX_WEIGHT:g}")
+    zsum = float(zsum)
+    if not 0.0 <= zsum <= MAX_ZSUM:
+        raise ValidationError(f"zsum must be between 0 and {MAX_ZSUM:g}")
     if pheromone and mode != "hybrid":
         raise ValidationError("the pheromone term works with mode hybrid only")
     half_life_days, mmr_lambda = _check_rerank(rerank, mode, half_life_days, mmr_lambda)
@@ -288,12 +297,14 @@ def search(
             evented = event_list.term(palace, query, mask, events, k=rrf_k)
             if evented is not None:
                 fused = fused + evented
-        order = fusion.rank(fused, mask, limit)
+        if zsum:
+            fused = fused + zsum * fusion.zsum(vec, bm, mask)
+        order = fusion.rank(fused, mask, limit, positive=not zsum)
     reranked = None
     if rerank is not None:
         relevance = fused if fused is not None else bm  # hybrid without vectors: BM25 decides
         order, reranked = _rerank(palace, rerank, relevance, mask, limit, half_life_days,
-                                  mmr_lambda, now)
+                                  mmr_lambda, now, positive=not zsum)
 
     vrank = {int(r): i + 1 for i, r in enumerate(vec_ranked)}
     brank = {int(r): i + 1 for i, r in enumerate(bm_ranked)}
@@ -340,14 +351,17 @@ def _check_rerank(kind: str | None, mode: str, half_life_days: float,
 
 
 def _rerank(palace, kind: str, relevance: np.ndarray, mask: np.ndarray, limit: int,
-            half_life_days: float, mmr_lambda: float,
-            now: float | None) -> tuple[np.ndarray, dict[int, float]]:
+            half_life_days: float, mmr_lambda: float, now: float | None,
+            positive: bool = True) -> tuple[np.ndarray, dict[int, float]]:
     """Return the rows re-ranker ``kind`` places first (at most ``limit``) among the best
     ``max(RERANK_PER_RESULT·limit, RERANK_MIN)`` rows of ``relevance``, and each placed row's
-    re-ranker score. Cost: as :func:`palazzo.retrieval.rerank.rerank` over those rows."""
+    re-ranker score (``positive``: only rows of positive relevance are candidates, as with
+    rank fusion's scores). Cost: as :func:`palazzo.retrieval.rerank.rerank` over those
+    rows."""
     store = palace.drawers
     n = store.size
-    cand = fusion.rank(relevance, mask, max(RERANK_PER_RESULT * limit, RERANK_MIN))
+    cand = fusion.rank(relevance, mask, max(RERANK_PER_RESULT * limit, RERANK_MIN),
+                       positive=positive)
     times = store.columns["created_at"][:n]
     if now is None:
         alive = times[store.alive[:n]]

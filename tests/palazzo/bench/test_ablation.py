@@ -79,3 +79,21 @@ def test_standout_is_how_far_the_best_score_stands_from_the_rest():
     # Over every session the zeros count: the best stands further out (2 / 1.155).
     assert ablation.standout(bm, True, False) == pytest.approx(2.0 / np.std(bm))
     assert ablation.standout(np.array([1.0, 2.0]), True, True) == 0.0
+
+
+def test_below_names_the_cells_a_variant_loses_against_a_reference():
+    def variant(name, overall, by_type):
+        cells = {"recall_any@5": overall, "recall_all@5": overall, "ndcg_any@10": overall,
+                 "recall_any@10": overall}
+        return {"variant": name, "metrics": cells,
+                "by_type": {t: {**cells, "recall_any@5": v} for t, v in by_type.items()}}
+
+    result = {"variants": [variant("bm25", 0.8, {"a": 0.9, "b": 0.5}),
+                           variant("new", 0.85, {"a": 0.8, "b": 0.6})]}
+    found = ablation.below(result, "bm25")
+    assert found["bm25"] == []
+    # Higher overall, but type a's R@5 any is lower: that one cell, with its difference.
+    assert found["new"] == [("a", "recall_any@5", -0.1)]
+    lines = ablation.below_table(result, ["bm25"]).splitlines()
+    assert lines[2] == "| bm25 | 0 |"
+    assert lines[3] == "| new | 1 (worst a recall_any@5 -0.100) |"

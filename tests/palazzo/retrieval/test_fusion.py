@@ -128,3 +128,27 @@ def test_standout_weights_favour_the_list_whose_best_stands_out():
     assert standout_weights([(np.ones(4), np.arange(4)), (np.ones(4), np.arange(4))]) == [1, 1]
     assert standout_weights([(np.ones(4), np.empty(0, np.intp)),
                              (np.ones(4), np.empty(0, np.intp))]) == [1, 1]
+
+
+def test_zscore_is_over_the_kept_finite_rows():
+    from palazzo.retrieval.fusion import zscore
+
+    s = np.array([1.0, 2.0, 3.0, -np.inf, 100.0])
+    mask = np.array([True, True, True, True, False])
+    z = zscore(s, mask)
+    assert z[:3] == pytest.approx((s[:3] - 2.0) / np.std([1.0, 2.0, 3.0]))
+    assert np.isnan(z[3]) and np.isnan(z[4])  # no score, and outside the mask
+    assert zscore(np.ones(3)).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_zsum_counts_words_twice_for_a_row_without_a_vector():
+    from palazzo.retrieval.fusion import zscore, zsum
+
+    vec = np.array([0.9, 0.1, -np.inf, 0.3])
+    bm = np.array([0.0, 5.0, 4.0, 0.0])
+    mask = np.array([True, True, True, False])
+    out = zsum(vec, bm, mask)
+    zv, zb = zscore(vec, mask), zscore(bm, mask)
+    assert out[0] == pytest.approx(0.5 * zv[0] + 0.5 * zb[0])
+    assert out[2] == pytest.approx(zb[2])  # words alone, at full weight, until its vector
+    assert out[3] == -np.inf

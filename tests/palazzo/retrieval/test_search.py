@@ -161,3 +161,29 @@ def test_standout_list_weights_scale_each_list_by_how_far_its_best_stands_out(pa
         assert hit.score == pytest.approx(expected)
     with pytest.raises(ValidationError, match="list_weights"):
         search(palace, query, list_weights="loud")
+
+
+def test_zsum_adds_the_two_lists_z_scores_to_the_fused_score(palace):
+    import numpy as np
+
+    from palazzo.retrieval import fusion
+    from palazzo.retrieval.search import vector_scores
+
+    query = "Marta violin strings"
+    n = palace.drawers.size
+    mask = palace.drawers.mask(None, None)
+    z = fusion.zsum(vector_scores(palace, query), palace.text_index.scores(query, size=n),
+                    mask)
+    plain = {h.drawer_id: h.score for h in search(palace, query, limit=n, events=0)}
+    hits = search(palace, query, limit=n, events=0, zsum=0.02)
+    # Every drawer in scope ranks (the z-sum can be negative), best first, and each one's
+    # score is its rank fusion's (0 outside both lists) plus 0.02 times its z-sum.
+    assert len(hits) == n
+    for hit in hits:
+        row = palace.row(hit.drawer_id)
+        assert hit.score == pytest.approx(plain.get(hit.drawer_id, 0.0) + 0.02 * z[row])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert hits[0].drawer_id == palace.drawers.ids[int(np.argmax(z))]
+    for bad in (-0.1, 2.0):
+        with pytest.raises(ValidationError, match="zsum"):
+            search(palace, query, zsum=bad)
