@@ -13,7 +13,6 @@ prints and writes the median and p95 in ms, and the palace's event sentence coun
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from trails_cost import timings, user_turns  # noqa: E402
+from trails_cost import report, timings, user_turns  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -46,10 +45,7 @@ def main(argv: list[str]) -> int:
             with events.tuned(**tuning):
                 results[name] = timings(ask, queries)
         out["search"] = results
-    print(json.dumps(out, indent=1))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(out, indent=1))
+    report(out, args.out)
     return 0
 
 

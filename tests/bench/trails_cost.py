@@ -43,6 +43,15 @@ def timings(fn, queries: list[str], repeat: int = 5) -> dict[str, float]:
             "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2), "searches": len(ms)}
 
 
+def report(out: dict[str, object], path: str | None) -> None:
+    """Print ``out`` as JSON and, with ``path``, write it there too (its folder made)."""
+    text = json.dumps(out, indent=1)
+    print(text)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text + "\n", encoding="utf-8")
+
+
 @contextmanager
 def user_turns(argv: list[str], doc: str) -> Iterator[tuple[Any, list[int], argparse.Namespace]]:
     """Parse ``--palace`` / ``--out`` from ``argv``, open the palace (the 20k one made once
@@ -93,9 +102,7 @@ def main(argv: list[str]) -> int:
                                  [s.ids[rng.randrange(s.size)]], [1.0])
             results[f"{len(p.trails)} trails"] = timings(ask(1.0), queries)
         out["search"] = results
-    print(json.dumps(out, indent=1))
-    if args.out:
-        Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    report(out, args.out)
     return 0
 
 

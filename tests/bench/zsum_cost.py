@@ -11,13 +11,12 @@ round). Prints and writes the median and p95 in ms of each setting in each round
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from trails_cost import timings, user_turns  # noqa: E402
+from trails_cost import report, timings, user_turns  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -32,9 +31,7 @@ def main(argv: list[str]) -> int:
             out["rounds"].append({
                 f"zsum {z:g}": timings(lambda q, z=z: search(p, q, limit=10, zsum=z), queries)
                 for z in (0.0, 0.02)})
-    print(json.dumps(out, indent=1))
-    if args.out:
-        Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    report(out, args.out)
     return 0
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from palazzo.errors import NotFound, NotLoaded, StorageError, ValidationError
+from palazzo.formats.snapshot import joined
 
 PALACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}")
 
@@ -85,8 +86,9 @@ class MemorySpace:
         return None if data is None else bytearray(data)
 
     def write(self, name: str, data: bytes | list[memoryview]) -> None:
-        """Replace the file with ``data`` (bytes, or byte pieces one after the other)."""
-        self.files[name] = bytearray(b"".join(data) if isinstance(data, list) else data)
+        """Replace the file with ``data`` (bytes, or byte pieces one after the other, copied
+        once into the file's buffer: :func:`palazzo.formats.snapshot.joined`)."""
+        self.files[name] = joined(data) if isinstance(data, list) else bytearray(data)
 
     def append(self, name: str, data: bytes) -> None:
         """Append ``data`` to the file (creating it)."""

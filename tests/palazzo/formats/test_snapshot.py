@@ -218,3 +218,16 @@ def test_a_snapshot_written_before_event_sentences_reads_every_chunk_as_a_window
     again = snapshot.read_snapshot(data, make)
     assert len(again.drawers.chunks) == len(palace.drawers.chunks)
     assert not again.drawers.chunks.kind.any() and not again.drawers.chunks.has_events()
+
+
+def test_joined_is_the_pieces_one_after_the_other():
+    import numpy as np
+
+    from palazzo.formats.snapshot import joined
+
+    a = np.arange(5, dtype="<f4")
+    pieces = [memoryview(b"head"), memoryview(a.view(np.uint8)), memoryview(b""), b"tail"]
+    out = joined(pieces)
+    assert isinstance(out, bytearray)
+    assert bytes(out) == b"head" + a.tobytes() + b"tail"
+    assert joined([]) == bytearray()
