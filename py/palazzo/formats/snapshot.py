@@ -155,8 +155,9 @@ def joined(pieces: list[memoryview] | list[bytes]) -> bytearray:
 
     Why not ``bytearray(b"".join(pieces))``: that holds the file twice at once (the joined
     bytes, then the buffer copied from them), and in the browser a WebAssembly memory keeps
-    its high-water mark for good: a 20k palace's compaction grew the worker's heap by
-    ~190 MB (``tests/bench/import_scale.py``'s ``mb_by_process``). Cost: one copy."""
+    its high-water mark for good: with one copy, the tab rose 109–157 MB less at each of a
+    20k palace's compactions (``tests/bench/import_scale.py``, docs/browser.md). Cost: one
+    copy."""
     views = [memoryview(p).cast("B") for p in pieces]
     out = bytearray(sum(v.nbytes for v in views))
     into = memoryview(out)
