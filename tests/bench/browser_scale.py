@@ -404,15 +404,10 @@ def one_run(new_context, url: str, palace: Path, queries: list[str], args) -> di
                                          "seconds": round(time.perf_counter() - t0, 1)}
     time.sleep(2)  # what the tab keeps once the searches are answered
     open_mb = memory.sample()
-    from bench.procmem import by_process
+    from bench.procmem import tab_parts
 
-    open_parts = by_process()
-    # The palace worker's WebAssembly memory (Pyodide's heap: it never shrinks, so it keeps
-    # the boot's high-water mark) inside the renderer's figure.
-    heap = [w.evaluate("pyodide._module.HEAP8.buffer.byteLength") for w in page.workers
-            if "palace.worker.js" in w.url]
-    if heap:
-        open_parts["palace worker wasm heap (in renderer)"] = round(heap[0] / 1e6, 1)
+    # By process, and the palace worker's wasm heap inside the renderer's figure.
+    open_parts = tab_parts(page)
     exported = None
     if args.export:
         # The palace file as the Files tab's Download button saves it (streamed to a Blob).

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bench.procmem import Sampler, by_process  # noqa: E402
+from bench.procmem import Sampler, tab_parts  # noqa: E402
 from browser.conftest import CHROMIUM_ARGS, SITE, chromium_path, new_guarded_context  # noqa: E402
 from browser.test_ui_import import DROP  # noqa: E402
 from palazzo.bench.exportgen import write_export  # noqa: E402
@@ -105,22 +105,6 @@ def shown_against_measured(curve: list[dict], ahead: float = 120.0,
             "across_reload": across}
 
 
-def parts(page) -> dict[str, float]:
-    """Return Chromium's PSS by process type (MB, :func:`bench.procmem.by_process`) and the
-    palace worker's WebAssembly memory (Pyodide's heap, which never shrinks: the high-water
-    mark of everything the engine held), to tell where a tab's figure goes. Cost: one read of
-    each Chromium process's smaps and one call into the worker."""
-    out = by_process()
-    for w in page.workers:
-        if "palace.worker.js" in w.url:
-            try:
-                heap = w.evaluate("pyodide._module.HEAP8.buffer.byteLength")
-            except Exception:  # the worker is booting (a reload): no heap to read yet
-                continue
-            out["palace worker wasm heap (in renderer)"] = round(heap / 1e6, 1)
-    return out
-
-
 def embedding(page, url: str, minutes: float, reload_at: float | None,
               memory: Sampler | None = None) -> dict[str, object]:
     """Follow the background embedding after an import, from the moment the import is done:
@@ -140,14 +124,14 @@ def embedding(page, url: str, minutes: float, reload_at: float | None,
         at = time.perf_counter() - t0
         if not reloaded and at >= reload_at:
             before = page.evaluate(STATUS)["embedded"]
-            parts_before = parts(page)
+            parts_before = tab_parts(page)
             page.reload()
             # not "deferred": the worker marks it done once the boot's embedding is done
             page.evaluate("window.palazzo.rendered")
             after = page.evaluate(STATUS)["embedded"]
             out["reload"] = {"at_s": round(at, 1), "embedded_before": before,
                              "embedded_after": after, "mb_by_process_before": parts_before,
-                             "mb_by_process_after": parts(page)}
+                             "mb_by_process_after": tab_parts(page)}
             reloaded = True
             continue
         st = page.evaluate(STATUS)
@@ -157,7 +141,7 @@ def embedding(page, url: str, minutes: float, reload_at: float | None,
                       "unread": (st.get("unread") or {}).get("drawers"),
                       "shown": page.evaluate(SHOWN),
                       "mb": memory.last_mb if memory is not None else None,
-                      "mb_by_process": parts(page) if memory is not None else None,
+                      "mb_by_process": tab_parts(page) if memory is not None else None,
                       # where the page's embedding time went since it opened (plan, model,
                       # store, wall seconds; counted again from 0 after the reload)
                       "times": page.evaluate("window.palazzo.embedTimes")})

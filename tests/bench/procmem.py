@@ -89,6 +89,23 @@ def by_process() -> dict[str, float]:
     return out
 
 
+def tab_parts(page) -> dict[str, float]:
+    """Return :func:`by_process` and the palace worker's WebAssembly memory of ``page`` (a
+    Playwright page; Pyodide's heap, which never shrinks: the high-water mark of everything
+    the engine held), to tell where a tab's figure goes. A worker that is booting (a reload)
+    has no heap to read yet and is left out. Cost: one read of each Chromium process's
+    smaps and one call into the worker."""
+    out = by_process()
+    for w in page.workers:
+        if "palace.worker.js" in w.url:
+            try:
+                heap = w.evaluate("pyodide._module.HEAP8.buffer.byteLength")
+            except Exception:  # the worker is booting: no heap to read yet
+                continue
+            out["palace worker wasm heap (in renderer)"] = round(heap / 1e6, 1)
+    return out
+
+
 def chromium_mb() -> float | None:
     """Return the summed PSS of this process's Chromium now, in MB."""
     return pss_mb(chromium_pids())

@@ -243,9 +243,7 @@ def _agreement(q: Question, top: int = 5) -> float:
 
 
 def _z(s: np.ndarray) -> np.ndarray:
-    s = np.where(np.isfinite(s), s, np.nan)
-    sd = np.nanstd(s) or 1.0
-    return np.nan_to_num((s - np.nanmean(s)) / sd, nan=-10.0)
+    return np.nan_to_num(fusion.zscore(s), nan=-10.0)
 
 
 def rm3(q: Question, feedback: int = 3, terms: int = 10, weight: float = 0.5) -> np.ndarray:
@@ -312,7 +310,7 @@ def _zsum_chunks(q: Question) -> np.ndarray:
     """Return the z-score sum of the vector list and chunk BM25 (a session by its best
     chunk), half each: what a small multiple of it adds to RRF breaks RRF's near-ties by how
     far each score stands out over the haystack."""
-    return 0.5 * _z(_vector(q)) + 0.5 * _z(by_session(q.cbm, q))
+    return fusion.zsum(_vector(q), by_session(q.cbm, q))
 
 
 def _minmax(s: np.ndarray) -> np.ndarray:

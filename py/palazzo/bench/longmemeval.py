@@ -33,12 +33,16 @@ RANKED = 10
 TURNS = ("user", "all")
 
 
+def session_turns(session: list[dict[str, Any]], turns: str = "user") -> list[str]:
+    """Return the texts of a session's turns: the user's (``turns="user"``, MemPalace's raw
+    protocol and palazzo's figures so far) or every turn (``"all"``, so questions about
+    what the assistant said can find their session)."""
+    return [t.get("content", "") for t in session if turns == "all" or t.get("role") == "user"]
+
+
 def session_text(session: list[dict[str, Any]], turns: str = "user") -> str:
-    """Return a session's turns joined by newlines: the user's (``turns="user"``,
-    MemPalace's raw protocol and palazzo's figures so far) or every turn (``"all"``, so
-    questions about what the assistant said can find their session)."""
-    return "\n".join(t.get("content", "") for t in session
-                     if turns == "all" or t.get("role") == "user")
+    """Return a session's turns (:func:`session_turns`) joined by newlines."""
+    return "\n".join(session_turns(session, turns))
 
 
 def session_time(stamp: Any) -> float | None:
@@ -100,8 +104,7 @@ def build(questions: list[dict[str, Any]], embedder: Embedder | None,
         prepare([t for t in texts.values() if t.strip()])
         palace.set_embedder(embedder)
     for sid, (session, stamp) in todo.items():
-        pieces = [texts[sid]] if drawers == "session" else [
-            t.get("content", "") for t in session if turns == "all" or t.get("role") == "user"]
+        pieces = [texts[sid]] if drawers == "session" else session_turns(session, turns)
         for piece in pieces:
             if not piece.strip():
                 continue
