@@ -12,7 +12,7 @@ from typing import Any
 
 from palazzo.errors import NotFound, ValidationError
 from palazzo.memory.diary import diary_wing
-from palazzo.ops.registry import GOAL, LIMIT, NAME, OPT_TEXT, Operations, Result, obj
+from palazzo.ops.registry import GOAL, LIMIT, NAME, OPT_TEXT, TEXT, Operations, Result, obj
 from palazzo.palace import Palace
 from palazzo.stigmergy import tunnels
 from palazzo.stigmergy.agents import ARCHETYPES, add_agent, agent_dict, agent_id
@@ -127,6 +127,29 @@ def write_notes(palace: Palace, notes: list[DiaryNote]) -> dict[str, int]:
         out = palace.diaries.write(stored.name, note.text, topic=note.wing or "general")
         made[note.agent] = made.get(note.agent, 0) + bool(out["created"])
     return made
+
+
+IDS = {"type": "array", "items": NAME, "maxItems": 1000}
+NOTE = obj({"agent": NAME, "agent_id": NAME, "wing": OPT_TEXT, "text": TEXT,
+            "first_cycle": {"type": "integer", "minimum": 0},
+            "last_cycle": {"type": "integer", "minimum": 0},
+            "drawers": IDS, "rooms": IDS}, ("agent", "text"))  # as run_swarm returns a note
+
+
+@operation("write_swarm_notes", "Write diary notes a swarm run returned without writing "
+           "them (run_swarm with diary false, its notes list): each to its specialist's "
+           "diary, the specialist added as an agent if new. A host that runs one swarm in "
+           "chunks writes the run's notes once, whichever chunk found them.",
+           obj({"notes": {"type": "array", "items": NOTE, "minItems": 1,
+                          "maxItems": MAX_AGENTS}}, ("notes",)), mutates=True)
+def _write_swarm_notes(palace: Palace, args: dict[str, Any]) -> Result:
+    """Return the diary entries made by agent name and their sum (a note already in its
+    diary adds nothing). Cost: one drawer insert a note."""
+    notes = [DiaryNote(n["agent"], n.get("agent_id", agent_id(n["agent"])), n.get("wing", ""),
+                       n.get("first_cycle", 0), n.get("last_cycle", 0), n["text"],
+                       n.get("drawers", []), n.get("rooms", [])) for n in args["notes"]]
+    made = write_notes(palace, notes)
+    return {"diary_entries": made, "written": sum(made.values())}
 
 
 @operation("list_tunnel_proposals", "TUNNELs generalist agents proposed between similar "

@@ -194,6 +194,22 @@ def test_a_swarm_of_archetypes_proposes_a_tunnel_that_is_approved():
     assert 'data-testid="node-pheromones"' in a.nodes.object and "room" in a.nodes.object
 
 
+def test_a_run_whose_last_chunk_is_one_cycle_still_writes_each_specialist_one_entry(
+        monkeypatch):
+    # a slow machine makes the last chunk small: the entry must not depend on it
+    from palazzo.hosts.ui import agents as agents_tab
+    monkeypatch.setattr(agents_tab, "next_chunk",
+                        lambda size, seconds, remaining: max(1, remaining - 1))
+    app, p = bakeries()
+    a = app.agents
+    run(a.run(2, 60, 0, archetypes=["specialist"]))  # chunks of 1, 58 and 1 cycles
+    assert "Done: 60 of 60 cycles" in a.note.object
+    assert "2 diary entries written" in a.note.object, a.note.object
+    counts = {x["name"]: x["diary_entries"] for x in app.ctx.call("list_agents")["agents"]}
+    assert counts == {"specialist-0": 1, "specialist-1": 1}
+    assert "walked" in a.diary.object
+
+
 def test_a_rejected_proposal_is_gone_and_a_stale_one_says_why():
     app, p = bakeries()
     a = app.agents

@@ -66,6 +66,28 @@ def test_run_swarm_is_reproducible_through_ops():
     assert once() == once()
 
 
+def test_notes_returned_by_a_run_are_written_once_later(palace):
+    out = call(palace, "run_swarm", {"cycles": 30, "archetypes": ["specialist"], "seed": 2,
+                                    "stop_on_converge": False, "diary": False})
+    assert out["gained"]["diary_entries"] == 0 and out["notes"]
+    assert call(palace, "list_agents")["agents"] == []  # nothing written yet
+    note = out["notes"][-1]
+    wrote = call(palace, "write_swarm_notes", {"notes": [note]})
+    assert wrote == {"diary_entries": {note["agent"]: 1}, "written": 1}
+    agents = call(palace, "list_agents")["agents"]
+    assert [(a["name"], a["archetype"], a["diary_entries"]) for a in agents] == [
+        (note["agent"], "specialist", 1)]
+    entries = call(palace, "diary_read", {"agent": note["agent"]})["entries"]
+    assert [e["content"] for e in entries] == [note["text"]]
+    again = call(palace, "write_swarm_notes", {"notes": [{"agent": note["agent"],
+                                                          "text": note["text"]}]})
+    assert again["written"] == 0  # the same text is not written twice
+    for bad in ({"notes": []}, {"notes": [{"agent": "x"}]}, {"notes": [{"text": "t"}]},
+                {"notes": [{"agent": "x", "text": "t", "colour": 1}]}):
+        with pytest.raises(ValidationError):
+            call(palace, "write_swarm_notes", bad)
+
+
 @pytest.mark.parametrize("args", [
     {"cycles": 0}, {"cycles": 10_001}, {"agents": 0}, {"agents": 101},
     {"archetypes": ["wizard"]}, {"archetypes": []}, {"agents": 2, "archetypes": ["explorer"]},

@@ -14,8 +14,10 @@ What each agent did is summed over the chunks by agent name (a chunk's agents ar
 their archetype and place in the list, so the same in every chunk): moves, moves along trails,
 tunnels proposed and diary entries add up; the rooms and drawers an agent reached are counted
 per chunk by the engine, so the view shows the most it reached in one chunk (a sum would count
-a room reached twice). Only the last chunk writes the specialists' diary entries (its
-notes cover that chunk's walk); a cancelled run writes none.
+a room reached twice). Chunks write no diary: each returns its specialists' notes, and when
+the run ends the latest note of each specialist (of the last chunk in which it looked into a
+drawer) is written once through ``write_swarm_notes``; a cancelled run writes none. So a
+specialist's entry never depends on how small the machine's speed made the last chunk.
 """
 
 from __future__ import annotations
@@ -295,29 +297,36 @@ class AgentsView:
         done, last, size, i = 0, None, 1, 0
         totals: dict[str, dict[str, Any]] = {}
         proposed = diary = 0
+        notes: dict[str, dict[str, Any]] = {}  # each specialist's latest note, by name
         try:
             while done < cycles:
                 await asyncio.sleep(YIELD_S)  # a real timer: the worker takes clicks and calls
                 if self._cancelled:
                     break
                 t0 = time.perf_counter()
-                # Only the last chunk writes the specialists' diaries: one entry a run, not
-                # one a chunk (a cancelled run writes none).
-                final = done + size >= cycles
-                last = self.ctx.attempt(self.note, lambda size=size, i=i, final=final:
+                # No chunk writes a diary: the run writes one entry a specialist at its end
+                last = self.ctx.attempt(self.note, lambda size=size, i=i:
                                         self.ctx.call("run_swarm", {
                                             **who, **extra, "cycles": size, "seed": seed + i,
-                                            "stop_on_converge": False, "diary": final}),
+                                            "stop_on_converge": False, "diary": False}),
                                         testid="swarm-note")
                 if last is None:
                     break
                 done += last["cycles_run"]
                 tally(totals, last["agents"])
                 proposed += last["gained"]["tunnels_proposed"]
-                diary += last["gained"].get("diary_entries", 0)
+                notes.update((n["agent"], n) for n in last.get("notes", []))
                 self.progress.value = done
                 size = next_chunk(size, time.perf_counter() - t0, cycles - done)
                 i += 1
+            if last is not None and notes and not self._cancelled:
+                written = self.ctx.attempt(self.note, lambda: self.ctx.call(
+                    "write_swarm_notes", {"notes": list(notes.values())}),
+                    testid="swarm-note")
+                for name, count in (written or {}).get("diary_entries", {}).items():
+                    diary += count
+                    if name in totals:
+                        totals[name]["diary"] += count
             if last is not None:
                 state = "Cancelled" if self._cancelled else "Done"
                 self.ctx.confirm(
