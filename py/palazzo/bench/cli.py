@@ -74,6 +74,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     lme.add_argument("--zsum", type=float, default=0.0,
                      help="hybrid: add this times the two lists' z-score sum to the fused "
                      "score (0: search's default, off)")
+    lme.add_argument("--fuse", default="rrf", choices=["rrf", "z"],
+                     help="hybrid: rank fusion (search's default) or one fusion of z-scores "
+                     "(--events and --recency then weigh their lists in standard deviations)")
     lme.add_argument("--pooled", action="store_true",
                      help="one palace of every session in the file, every question asked "
                      "of it (instead of a palace per question of its haystack)")
@@ -315,7 +318,8 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
                                     "recency": w, **rr,
                                     **({"list_weights": args.list_weights}
                                        if args.list_weights != "equal" else {}),
-                                    **({"zsum": args.zsum} if args.zsum else {})}
+                                    **({"zsum": args.zsum} if args.zsum else {}),
+                                    **({"fuse": args.fuse} if args.fuse != "rrf" else {})}
                             if mode == "hybrid" else None)
             for mode, k, w, rr in plans]
     _write(args.out, runs[0] if len(runs) == 1 else {"benchmark": "longmemeval",

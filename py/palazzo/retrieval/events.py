@@ -82,6 +82,45 @@ def term(palace, query: str, mask: np.ndarray, weight: float = WEIGHT,
     (:meth:`palazzo.core.columns.ChunkTable.best_event`); the best :data:`DEPTH` that reach
     :data:`MIN_COSINE` get ``weight / (k + rank)``. Cost: see the module docstring.
     """
+    found = clause_scores(palace, query, mask, weight)
+    if found is None:
+        return None
+    out = np.zeros(palace.drawers.size, dtype=np.float64)
+    for best in found:
+        for rank, row in enumerate(fusion.top_k(best, DEPTH, mask & (best >= MIN_COSINE)),
+                                   start=1):
+            out[row] += weight / (k + rank)
+    return out if out.any() else None
+
+
+def z_term(palace, query: str, mask: np.ndarray, weight: float) -> np.ndarray | None:
+    """Return the event lists' contribution in standard deviations (None as :func:`term`):
+    for each clause, the best :data:`DEPTH` drawers in ``mask`` whose event sentence reaches
+    :data:`MIN_COSINE` gain ``weight`` times how far their best sentence's score stands
+    above the mean of the scope's drawers that hold event sentences (never less than 0).
+
+    Why: the same list as :func:`term` in the currency of :func:`palazzo.retrieval.fusion.
+    zsum`, so that a fusion of z-scores weighs it as it weighs the others (issue 32). Cost:
+    as :func:`term`."""
+    found = clause_scores(palace, query, mask, weight)
+    if found is None:
+        return None
+    out = np.zeros(palace.drawers.size, dtype=np.float64)
+    for best in found:
+        z = fusion.zscore(best, mask)
+        rows = fusion.top_k(best, DEPTH, mask & (best >= MIN_COSINE))
+        out[rows] += weight * np.maximum(np.nan_to_num(z[rows]), 0.0)
+    return out if out.any() else None
+
+
+def clause_scores(palace, query: str, mask: np.ndarray, weight: float = WEIGHT
+                  ) -> list[np.ndarray] | None:
+    """Return, for each event clause of ``query`` whose vector is not all zeros, every
+    drawer row's best event-sentence score to it (cosine, the other-person penalty for a
+    first-person question, and the clause's words when :data:`WORDS` > 0; -inf for rows
+    without event sentences); None when ``weight`` is 0, the query names no event, the
+    palace has no event sentences or a clause's vector is not at hand. Cost: one embedding
+    of the clauses and a matvec over the event sentences per clause."""
     store = palace.drawers
     # The regular expressions first: every hybrid query comes here, few name an event.
     found = clauses(query) if weight > 0 and palace.embedder is not None else []
@@ -92,18 +131,15 @@ def term(palace, query: str, mask: np.ndarray, weight: float = WEIGHT,
     except VectorsPending:
         return None
     penalty = OTHER_PENALTY if _FIRST_PERSON.search(query) else 0.0
-    n = store.size
-    out = np.zeros(n, dtype=np.float64)
+    out = []
     for clause, q in zip(found, vectors, strict=True):
         if not q.any():
             continue
-        best = store.chunks.best_event(q, n, penalty)
+        best = store.chunks.best_event(q, store.size, penalty)
         if WORDS > 0:
             best = _with_words(palace, clause, q, best, mask, penalty)
-        for rank, row in enumerate(fusion.top_k(best, DEPTH, mask & (best >= MIN_COSINE)),
-                                   start=1):
-            out[row] += weight / (k + rank)
-    return out if out.any() else None
+        out.append(best)
+    return out
 
 
 def _with_words(palace, clause: str, q: np.ndarray, best: np.ndarray, mask: np.ndarray,

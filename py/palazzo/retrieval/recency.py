@@ -43,20 +43,22 @@ def asks_for_present(query: str) -> bool:
 
 
 def term(times: np.ndarray, fused: np.ndarray, weight: float, mask: np.ndarray | None = None,
-         top: int = TOP, k: int = 60) -> np.ndarray:
+         top: int = TOP, k: int = 60, linear: bool = False) -> np.ndarray:
     """Return the recency term per row: ``weight / (k + place + 1)`` for the best ``top``
     rows of ``fused`` (positive scores only, within ``mask``), where ``place`` is the row's
     0-based place by time among them, newest first, equal times sharing the better place
     (NaN times count as the oldest); 0 for every other row.
 
     Why only the top rows: the term re-orders what the query found; an old drawer that does
-    not match gains nothing, nor does a new one. Cost: one top-k selection over the rows plus
-    sorting ``top`` values.
+    not match gains nothing, nor does a new one. ``linear`` (for a fusion of z-scores, where
+    ``fused`` may be negative): the best ``top`` rows of any score, each gaining
+    ``weight · (top − place) / top``, so the newest gains ``weight`` standard deviations.
+    Cost: one top-k selection over the rows plus sorting ``top`` values.
     """
     out = np.zeros(len(fused), dtype=np.float64)
     if weight <= 0:
         return out
-    cand = fusion.rank(fused, mask, top)
+    cand = fusion.rank(fused, mask, top, positive=not linear)
     if len(cand) < 2:
         return out
     t = np.nan_to_num(np.asarray(times, dtype=np.float64)[cand], nan=-np.inf)
@@ -64,5 +66,5 @@ def term(times: np.ndarray, fused: np.ndarray, weight: float, mask: np.ndarray |
     place = (t[None, :] > t[:, None]).sum(axis=1)
     if not place.any():  # all the same time: no information, no change
         return out
-    out[cand] = weight / (k + place + 1.0)
+    out[cand] = weight * (top - place) / top if linear else weight / (k + place + 1.0)
     return out

@@ -45,6 +45,7 @@ MAX_PHEROMONE_WEIGHT = 10.0
 RERANK_PER_RESULT = 3
 RERANK_MIN = 30
 MAX_ZSUM = 1.0
+FUSES = ("rrf", "z")
 
 
 @dataclass(slots=True)
@@ -187,6 +188,7 @@ def search(
     within: np.ndarray | None = None,
     list_weights: str = "equal",
     zsum: float = 0.0,
+    fuse: str = "rrf",
 ) -> list[Hit]:
     """Return up to ``limit`` hits for ``query``, best first.
 
@@ -218,6 +220,13 @@ def search(
     the two lists' z-score sum over the scope searched (:func:`palazzo.retrieval.fusion.
     zsum`) to the fused score, every other term unchanged; a drawer in neither list can then
     rank. Cost: two passes over the scope's scores.
+    ``fuse`` "z" (hybrid; for the benchmarks of issue 32, not a default) fuses in one
+    currency instead of RRF: the two lists' z-score sum (:func:`palazzo.retrieval.fusion.
+    zsum`), plus the event list in standard deviations (:func:`palazzo.retrieval.events.
+    z_term`, ``events`` its weight) and the time prior as a linear gain of up to
+    ``recency`` standard deviations (:func:`palazzo.retrieval.recency.term`); ``zsum``,
+    ``list_weights``, ``rrf_k``, ``vector_weight`` and ``pheromone`` are not read. Cost: as
+    hybrid.
     """
     query = query[:MAX_QUERY]
     if mode not in MODES:
@@ -234,6 +243,8 @@ def search(
     zsum = float(zsum)
     if not 0.0 <= zsum <= MAX_ZSUM:
         raise ValidationError(f"zsum must be between 0 and {MAX_ZSUM:g}")
+    if fuse not in FUSES:
+        raise ValidationError(f"fuse must be one of {', '.join(FUSES)}")
     if pheromone and mode != "hybrid":
         raise ValidationError("the pheromone term works with mode hybrid only")
     half_life_days, mmr_lambda = _check_rerank(rerank, mode, half_life_days, mmr_lambda)
@@ -259,6 +270,7 @@ def search(
                   else np.empty(0, np.intp))
     bm_ranked = fusion.rank(bm, mask, depth) if bm is not None else np.empty(0, np.intp)
     fused = None
+    positive = True  # whether only rows of positive fused score rank (RRF: in some list)
     boost = None
     recent = None
     evented = None
@@ -275,6 +287,18 @@ def search(
         order = bm_ranked[:limit]
     elif mode == "blend":
         fused = fusion.blend(vec, bm, alpha=0.6, mask=mask)
+        order = fusion.rank(fused, mask, limit, positive=False)
+    elif fuse == "z":
+        fused = fusion.zsum(vec, bm, mask)
+        if recency and time_prior.asks_for_present(query):
+            recent = time_prior.term(store.columns["created_at"][: store.size], fused,
+                                     recency, mask, linear=True)
+            fused = fused + recent
+        if events:
+            evented = event_list.z_term(palace, query, mask, events)
+            if evented is not None:
+                fused = fused + evented
+        positive = False  # z-scores: any finite score may rank
         order = fusion.rank(fused, mask, limit, positive=False)
     else:
         weights = [vector_weight, 1.0]
@@ -299,12 +323,13 @@ def search(
                 fused = fused + evented
         if zsum:
             fused = fused + zsum * fusion.zsum(vec, bm, mask)
-        order = fusion.rank(fused, mask, limit, positive=not zsum)
+            positive = False  # a row in neither list may rank on its z-scores
+        order = fusion.rank(fused, mask, limit, positive=positive)
     reranked = None
     if rerank is not None:
         relevance = fused if fused is not None else bm  # hybrid without vectors: BM25 decides
         order, reranked = _rerank(palace, rerank, relevance, mask, limit, half_life_days,
-                                  mmr_lambda, now, positive=not zsum)
+                                  mmr_lambda, now, positive=positive)
 
     vrank = {int(r): i + 1 for i, r in enumerate(vec_ranked)}
     brank = {int(r): i + 1 for i, r in enumerate(bm_ranked)}

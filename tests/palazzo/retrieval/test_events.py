@@ -8,7 +8,7 @@ from palazzo.core.columns import EVENT_OTHER, EVENT_OWN, WINDOW
 from palazzo.embed.hashing import HashEmbedder
 from palazzo.errors import ValidationError
 from palazzo.palace import Palace
-from palazzo.retrieval import events
+from palazzo.retrieval import events, fusion
 from palazzo.retrieval.search import search
 
 
@@ -78,6 +78,34 @@ def test_a_question_naming_an_event_gets_the_event_list(palace):
     plain = {h.drawer_id: h for h in search(palace, query, limit=22, events=0)}
     assert plain[own].event is None
     assert hits[own].score == pytest.approx(plain[own].score + hits[own].event)
+
+
+def test_the_z_term_is_the_best_drawers_standing_in_standard_deviations(palace):
+    query = "Which company employed me when the driving test happened?"
+    mask = palace.drawers.mask(None, None)
+    (best,) = events.clause_scores(palace, query, mask)
+    z = fusion.zscore(best, mask)  # over the drawers that hold event sentences
+    out = events.z_term(palace, query, mask, 0.5)
+    top = fusion.top_k(best, events.DEPTH, mask & (best >= events.MIN_COSINE))
+    assert len(top) and np.flatnonzero(out).tolist() == sorted(
+        r for r in top.tolist() if z[r] > 0)
+    assert out[top].tolist() == pytest.approx((0.5 * np.maximum(z[top], 0)).tolist())
+    assert events.z_term(palace, "driving test", mask, 0.5) is None  # no event clause
+    # the RRF term is the same list in rank units
+    rrf = events.term(palace, query, mask, 2.0)
+    assert np.flatnonzero(rrf).tolist() == sorted(top.tolist())
+
+
+def test_a_z_fusion_adds_the_event_list_in_standard_deviations(palace):
+    query = "Which company employed me when the driving test happened?"
+    n = palace.drawers.size
+    hits = {h.drawer_id: h for h in search(palace, query, limit=n, fuse="z", events=0.5)}
+    plain = {h.drawer_id: h for h in search(palace, query, limit=n, fuse="z", events=0)}
+    own = palace.drawers.ids[20]
+    assert len(hits) == n and hits[own].event > 0
+    assert hits[own].score == pytest.approx(plain[own].score + hits[own].event)
+    with pytest.raises(ValidationError, match="fuse"):
+        search(palace, query, fuse="borda")
 
 
 def test_a_question_without_an_event_clause_is_searched_as_before(palace):

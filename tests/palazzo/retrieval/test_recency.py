@@ -94,6 +94,16 @@ def test_term_places_ties_and_missing_times():
     assert not recency.term(times, fused, 0.0).any()
 
 
+def test_the_linear_term_of_a_z_fusion_ranks_negative_scores_too():
+    fused = np.array([-0.5, 1.0, -2.0, 0.5])
+    times = np.array([40.0, 10.0, 30.0, 20.0])
+    out = recency.term(times, fused, 2.0, top=3, linear=True)
+    # the best three of any sign (rows 1, 3, 0); row 0 newest among them gains the whole
+    # weight, row 3 two thirds, row 1 one third; row 2 is not a candidate
+    assert out.tolist() == pytest.approx([2.0, 2.0 / 3, 0.0, 4.0 / 3])
+    assert recency.term(times, fused, 2.0, top=3)[0] == 0.0  # ranks positive scores only
+
+
 def test_bad_weights_are_refused(palace):
     for bad in (-1, 11):
         with pytest.raises(ValidationError, match="recency"):
