@@ -1,8 +1,10 @@
-"""A palace directory shared by processes: a reader takes the writer lock only for a write and
-gives it back, so it never becomes a lifelong writer that refuses every later CLI write.
+"""A palace directory shared by processes that all write: each takes the writer lock for a
+write alone, follows what the others acknowledged, and gives it back.
 
 The processes are real: ``python -m palazzo.hosts.mcp.server`` spoken to in JSON-RPC lines over
-stdio, and ``python -m palazzo.hosts.cli`` commands, on one palace directory.
+stdio, and ``python -m palazzo.hosts.cli`` commands, on one palace directory; two
+:class:`PalaceDirectory` objects in this process stand for two more (each has its own lock
+file descriptor, and ``flock`` locks exclude each other across descriptors).
 """
 
 import json
@@ -10,6 +12,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,105 +83,184 @@ def drawers_on_disk(palace: Path) -> list[str]:
 
 
 @pytest.fixture
-def reader(tmp_path):
-    """(palace, a read-only MCP server on it, the test's own PalaceDirectory that held the
-    lock when the server started; it has let go since)."""
-    palace = tmp_path / "atrium"
-    holder = PalaceDirectory(palace, make)
-    holder.call("add_drawer", {"wing": "w", "room": "r", "content": "by the first writer"})
+def palace(tmp_path):
+    """A palace with one drawer, made by a process that is done with it."""
+    path = tmp_path / "atrium"
+    with PalaceDirectory(path, make) as first:
+        first.call("add_drawer", {"wing": "w", "room": "r", "content": "by the first writer"})
+    return path
+
+
+def add(d, content):
+    return d.call("add_drawer", {"wing": "w", "room": "r", "content": content})
+
+
+def test_an_mcp_server_and_the_command_line_both_write_and_see_each_other(palace):
     server = Server(palace)
-    assert "read-only" in server.instructions
-    holder.close()
-    yield palace, server
-    server.close()
-
-
-def test_a_reader_that_served_a_read_does_not_block_a_later_cli_write(reader):
-    palace, server = reader
-    ok, text = server.tool("palace_status")
-    assert ok and json.loads(text)["drawers"] == 1
-    done = cli(palace, "add", "--wing", "w", "--room", "r", "by the command line")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.endswith("added\n")
-    ok, text = server.tool("palace_status")  # and the reader follows that write
-    assert ok and json.loads(text)["drawers"] == 2
-
-
-def test_a_reader_that_wrote_gives_the_lock_back_and_loses_no_write(reader):
-    palace, server = reader
-    ok, text = server.tool("add_drawer", {"wing": "w", "room": "r", "content": "by the reader"})
-    assert ok, text
-    done = cli(palace, "add", "--wing", "w", "--room", "r", "by the command line")
-    assert done.returncode == 0, done.stderr
-    # The reader writes again on top of the command line's write, not over it.
-    ok, text = server.tool("add_drawer", {"wing": "w", "room": "r", "content": "reader again"})
-    assert ok, text
-    ok, text = server.tool("palace_status")
-    assert ok and json.loads(text)["drawers"] == 4
-    assert cli(palace, "add", "--wing", "w", "--room", "r", "last").returncode == 0
-    assert drawers_on_disk(palace) == sorted(["by the first writer", "by the reader",
-                                              "by the command line", "reader again", "last"])
-
-
-def test_a_reader_still_refuses_a_write_while_another_process_writes(reader):
-    palace, server = reader
-    holder = PalaceDirectory(palace, make)  # the writer again
     try:
-        ok, text = server.tool("add_drawer", {"wing": "w", "room": "r", "content": "refused"})
-        assert not ok and "read-only" in text
-        holder.call("add_drawer", {"wing": "w", "room": "r", "content": "by the writer"})
-        ok, text = server.tool("search", {"query": "writer"})
-        assert ok and "by the writer" in text
+        assert "read-only" not in server.instructions
+        ok, text = server.tool("add_drawer", {"wing": "w", "room": "r",
+                                              "content": "by the server"})
+        assert ok, text
+        done = cli(palace, "add", "--wing", "w", "--room", "r", "by the command line")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.endswith("added\n")
+        ok, text = server.tool("search", {"query": "command line"})  # follows that write
+        assert ok and "by the command line" in text
+        ok, text = server.tool("add_drawer", {"wing": "w", "room": "r",
+                                              "content": "server again"})
+        assert ok, text
+        ok, text = server.tool("palace_status")
+        assert ok and json.loads(text)["drawers"] == 4
+    finally:
+        server.close()
+    assert drawers_on_disk(palace) == sorted(["by the first writer", "by the server",
+                                              "by the command line", "server again"])
+
+
+def test_two_servers_and_the_command_line_interleave_writes_and_lose_none(palace):
+    servers = [Server(palace), Server(palace)]
+    written = ["by the first writer"]
+    try:
+        for i in range(3):
+            for k, server in enumerate(servers):
+                text = f"server {k} note {i}"
+                ok, out = server.tool("add_drawer", {"wing": "w", "room": "r",
+                                                     "content": text})
+                assert ok, out
+                written.append(text)
+            done = cli(palace, "add", "--wing", "w", "--room", "r", f"command line {i}")
+            assert done.returncode == 0, done.stderr
+            written.append(f"command line {i}")
+        for server in servers:  # each reads every other's writes
+            ok, text = server.tool("palace_status")
+            assert ok and json.loads(text)["drawers"] == len(written)
+    finally:
+        for server in servers:
+            server.close()
+    assert drawers_on_disk(palace) == sorted(written)  # nothing lost, nothing twice
+
+
+def test_a_write_waits_for_another_processes_write_and_then_goes_on_top(palace):
+    holder = PalaceDirectory(palace, make)
+    with holder.hold():  # another process mid-write, for a second
+        started = time.monotonic()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "palazzo.hosts.cli", "add", "--wing", "w", "--room", "r",
+             "waited", "--palace", str(palace), "--embedder", "hash"], env=ENV,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        assert child.poll() is None  # it waits for the lock...
+        add(holder, "held")
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err  # ...and writes once it is given back
+    assert time.monotonic() - started >= 1.0
+    assert drawers_on_disk(palace) == ["by the first writer", "held", "waited"]
+    holder.close()
+
+
+def test_a_write_that_waits_too_long_is_refused_and_changes_nothing(palace):
+    holder = PalaceDirectory(palace, make)
+    hasty = PalaceDirectory(palace, make, lock_wait=0.2)
+    try:
+        with holder.hold():
+            with pytest.raises(ReadOnly, match="more than 0.2 s"):
+                add(hasty, "refused")
+            assert hasty.call("palace_status")["drawers"] == 1  # reads never wait
+        add(hasty, "later")
     finally:
         holder.close()
-    assert "refused" not in drawers_on_disk(palace)
+        hasty.close()
+    assert drawers_on_disk(palace) == ["by the first writer", "later"]
 
 
-def test_a_reader_gives_the_lock_back_after_each_reindex_step_with_its_vectors_saved(tmp_path):
+def test_a_read_sees_every_write_acknowledged_before_it_and_follows_by_the_tail(palace):
+    a, b = PalaceDirectory(palace, make), PalaceDirectory(palace, make)
+    try:
+        for i in range(5):
+            add(a, f"a{i}")
+            assert b.call("palace_status")["drawers"] == 2 + 2 * i  # a's write, at once
+            add(b, f"b{i}")
+            assert a.call("palace_status")["drawers"] == 3 + 2 * i
+        add(a, "one more")
+        assert b.store.follow() == "tail" and b.store.follow() == "none"
+        assert b.store.seq == a.store.seq and b.status.journal_bytes == a.status.journal_bytes
+        add(a, "before a compaction")
+        a.compact()  # a new generation: the rest of the old journal and the new one's tail
+        add(a, "after it")
+        assert b.store.follow() == "tail" and b.status.generation == a.status.generation
+        assert (b.store.seq, b.status.journal_bytes, b.status.journal_records) == \
+            (a.store.seq, a.status.journal_bytes, a.status.journal_records)
+        did = add(b, "after the compaction")["drawer_id"]
+        assert a.call("get_drawer", {"drawer_id": did})["drawer"]["content"] == \
+            "after the compaction"
+        a.compact()
+        a.compact()  # two generations on: the journal b would need is gone, so it boots
+        assert b.store.follow() == "boot" and b.status.generation == a.status.generation
+        fresh = PalaceStore(DirectorySpace(palace), make, read_only=True)
+        assert export_palace(b.store.palace, exported_at=0.0) == \
+            export_palace(fresh.palace, exported_at=0.0)  # memory is what the files hold
+    finally:
+        a.close()
+        b.close()
+    assert len(drawers_on_disk(palace)) == 15
+
+
+def test_another_processes_import_is_followed_by_a_boot(palace):
+    a, b = PalaceDirectory(palace, make), PalaceDirectory(palace, make)
+    source = Palace(clock=lambda: 0.0)
+    source.add_drawer("w", "imported", "a drawer from a palace file")
+    try:
+        a.call("import", {"document": export_palace(source, vectors=None, exported_at=0.0),
+                          "reindex": False})
+        assert b.store.follow() == "boot"  # an import's record is its snapshot
+        assert b.call("palace_status")["drawers"] == a.call("palace_status")["drawers"]
+        assert b.call("search", {"query": "palace file"})["results"][0]["content"] == \
+            "a drawer from a palace file"
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_process_gives_the_lock_back_after_each_reindex_step_with_its_vectors_saved(
+        tmp_path):
     palace = tmp_path / "atrium"
     source = Palace(clock=lambda: 0.0)
     for i in range(3):
         source.add_drawer("w", "r", f"violin lesson number {i}")
-    holder = PalaceDirectory(palace, make)
-    holder.call("import", {"document": export_palace(source, vectors=None, exported_at=0.0),
-                           "reindex": False})
-    reader = PalaceDirectory(palace, make)
-    assert reader.status.read_only
-    holder.close()
+    with PalaceDirectory(palace, make) as first:
+        first.call("import", {"document": export_palace(source, vectors=None,
+                                                        exported_at=0.0), "reindex": False})
     root = DirectoryRoot(tmp_path)
-    try:
-        step = reader.call("reindex", {"limit": 1})
+    with PalaceDirectory(palace, make) as d:
+        step = d.call("reindex", {"limit": 1})
         assert (step["embedded"], step["remaining"]) == (1, 2)
         assert root.lock("atrium")  # free between calls (an MCP server waits for its client)
         store = PalaceStore(DirectorySpace(palace), make, read_only=True)
         assert call(store.palace, "palace_status")["embedded"] == 1  # saved before it went
         root.unlock("atrium")
-        step = reader.call("reindex", {"limit": 5})
+        step = d.call("reindex", {"limit": 5})
         assert (step["embedded"], step["remaining"]) == (2, 0)
-        store = PalaceStore(DirectorySpace(palace), make, read_only=True)
-        assert call(store.palace, "palace_status")["embedded"] == 3
-    finally:
-        reader.close()
+    store = PalaceStore(DirectorySpace(palace), make, read_only=True)
+    assert call(store.palace, "palace_status")["embedded"] == 3
 
 
-def test_a_reader_that_saw_a_torn_tail_cuts_it_before_its_own_write(tmp_path):
-    palace = tmp_path / "atrium"
-    holder = PalaceDirectory(palace, make)
-    holder.call("add_drawer", {"wing": "w", "room": "r", "content": "acknowledged"})
+def test_a_process_that_saw_a_torn_tail_cuts_it_before_its_own_write(palace):
     journal = next(palace.glob("journal-*.log"))
+    d = PalaceDirectory(palace, make)
     with open(journal, "ab") as f:
-        f.write(b"PZJ1\x00\x00\x07")  # a record torn by a crash: replay stops before it
-    reader = PalaceDirectory(palace, make)
-    assert reader.status.read_only and reader.status.dropped_bytes == 7
-    holder.close()
+        f.write(b"PZ\x00\x00\x07")  # a record torn by a crash: replay stops before it
     try:
-        reader.call("add_drawer", {"wing": "w", "room": "r", "content": "by the reader"})
+        assert d.call("palace_status")["drawers"] == 1  # a reader leaves it (in progress?)
+        add(d, "by the next writer")  # a writer knows better: a crash's, cut
     finally:
-        reader.close()
-    assert drawers_on_disk(palace) == ["acknowledged", "by the reader"]
+        d.close()
+    assert drawers_on_disk(palace) == ["by the first writer", "by the next writer"]
+    again = PalaceStore(DirectorySpace(palace), make, read_only=True)
+    assert not again.status.dropped_bytes and not again.status.problem
 
 
-def test_the_writer_narrows_palace_files_an_older_version_left_readable(tmp_path):
+def test_the_first_write_narrows_palace_files_an_older_version_left_readable(tmp_path):
     palace = tmp_path / "atrium"
     first = PalaceDirectory(palace, make)
     first.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
@@ -191,79 +273,45 @@ def test_the_writer_narrows_palace_files_an_older_version_left_readable(tmp_path
         os.chmod(p, 0o644)  # as an older version made them
     (palace / "notes.txt").write_text("the user's own file")
     os.chmod(palace / "notes.txt", 0o644)
-    PalaceDirectory(palace, make).close()  # opened by its writer
+    with PalaceDirectory(palace, make) as d:
+        d.call("palace_status")  # a read changes no file
+        assert stat.S_IMODE((palace / "keys.json").stat().st_mode) == 0o644
+        add(d, "a write")
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in palace.iterdir()}
     assert modes.pop("notes.txt") == 0o644  # not a palace file: left alone
     assert modes == dict.fromkeys(modes, 0o600)
 
 
-def test_a_reader_that_gave_the_lock_back_stays_read_only_after_it_reloads(tmp_path):
+def test_signing_keys_one_process_stored_are_the_others_too(tmp_path):
     palace = tmp_path / "atrium"
-    holder = PalaceDirectory(palace, make)
-    reader = PalaceDirectory(palace, make)
-    holder.call("add_drawer", {"wing": "w", "room": "r", "content": "first"})
-    holder.close()
-    try:  # the files changed since the reader read them: it boots as the writer for this
-        reader.call("add_drawer", {"wing": "w", "room": "r", "content": "by the reader"})
-        assert reader.status.read_only and not reader.writer
-        holder = PalaceDirectory(palace, make)  # a writer again, for good
-        holder.call("add_drawer", {"wing": "w", "room": "r", "content": "by the writer"})
-        assert reader.call("palace_status")["drawers"] == 3  # reloaded...
-        assert reader.status.read_only  # ...and still read-only
-        with pytest.raises(ReadOnly):
-            reader.call("add_drawer", {"wing": "w", "room": "r", "content": "refused"})
-        holder.call("add_drawer", {"wing": "w", "room": "r", "content": "writer again"})
-    finally:
-        reader.close()
-        holder.close()
-    assert drawers_on_disk(palace) == ["by the reader", "by the writer", "first",
-                                       "writer again"]
-
-
-def test_a_reader_stores_the_first_signing_key_before_it_returns_a_token(tmp_path):
-    palace = tmp_path / "atrium"
-    holder = PalaceDirectory(palace, make)
-    holder.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
-    turn = holder.call("list_turns", {"conversation": "c"})["turns"][0]["id"]
-    reader = PalaceDirectory(palace, make)
+    a, b = PalaceDirectory(palace, make), PalaceDirectory(palace, make)
     try:
-        with pytest.raises(ReadOnly):  # the writer is there: sign there
-            reader.call("slice_context", {"anchor": turn})
-        holder.close()
-        bundle = reader.call("slice_context", {"anchor": turn})["bundle"]
-        assert reader.status.read_only and (palace / "keys.json").exists()
+        a.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
+        turn = a.call("list_turns", {"conversation": "c"})["turns"][0]["id"]
+        bundle = a.call("slice_context", {"anchor": turn})["bundle"]  # a stores the first key
+        assert (palace / "keys.json").exists()
+        assert b.call("verify_token", {"bundle": bundle})["valid"] is True
+        again = b.call("slice_context", {"anchor": turn})["bundle"]  # signed with that key
+        assert a.call("verify_token", {"bundle": again})["valid"] is True
     finally:
-        reader.close()
-    again = PalaceDirectory(palace, make)
-    try:
-        assert again.call("verify_token", {"bundle": bundle})["valid"] is True
-    finally:
-        again.close()
+        a.close()
+        b.close()
+    with PalaceDirectory(palace, make) as c:
+        assert c.call("verify_token", {"bundle": bundle})["valid"] is True
+        assert c.call("verify_token", {"bundle": again})["valid"] is True
 
 
-def test_a_with_block_gives_the_lock_back_when_it_ends(tmp_path):
-    palace = tmp_path / "atrium"
-    with PalaceDirectory(palace, make) as first:
-        assert first.writer
-        first.call("add_drawer", {"wing": "w", "room": "r", "content": "in the block"})
-        with PalaceDirectory(palace, make) as meanwhile:  # the lock is held: read-only
-            assert meanwhile.status.read_only and not meanwhile.writer
-    with PalaceDirectory(palace, make) as second:  # another writer opens it
-        assert second.writer and not second.status.read_only
-        second.call("add_drawer", {"wing": "w", "room": "r", "content": "after the block"})
-    assert drawers_on_disk(palace) == ["after the block", "in the block"]
-
-
-def test_a_with_block_gives_the_lock_back_when_it_raises(tmp_path):
-    palace = tmp_path / "atrium"
-    with pytest.raises(RuntimeError, match="mid-block"), \
-            PalaceDirectory(palace, make) as first:
-        first.call("add_drawer", {"wing": "w", "room": "r", "content": "before the error"})
+def test_a_hold_gives_the_lock_back_when_its_block_raises(palace):
+    d = PalaceDirectory(palace, make)
+    with pytest.raises(RuntimeError, match="mid-block"), d.hold():
+        add(d, "before the error")
         raise RuntimeError("mid-block")
-    with PalaceDirectory(palace, make) as second:
-        assert second.writer and not second.status.read_only
-        second.call("add_drawer", {"wing": "w", "room": "r", "content": "after the error"})
-    assert drawers_on_disk(palace) == ["after the error", "before the error"]
+    assert not d.writer
+    root = DirectoryRoot(palace.parent)
+    assert root.lock("atrium")  # free again
+    root.unlock("atrium")
+    d.close()
+    assert drawers_on_disk(palace) == ["before the error", "by the first writer"]
 
 
 def test_a_directory_that_fails_to_open_gives_the_lock_back(tmp_path):
@@ -273,33 +321,33 @@ def test_a_directory_that_fails_to_open_gives_the_lock_back(tmp_path):
     with pytest.raises(RuntimeError, match="no palace today"):
         PalaceDirectory(tmp_path / "atrium", broken)
     with PalaceDirectory(tmp_path / "atrium", make) as d:
-        assert d.writer
+        add(d, "made after all")
+        assert d.call("palace_status")["drawers"] == 1
 
 
-def test_close_is_idempotent_and_a_closed_directory_refuses_calls(tmp_path):
-    palace = tmp_path / "atrium"
-    with PalaceDirectory(palace, make) as d:
-        d.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
-    d.close()  # again, after the block: nothing happens
-    with PalaceDirectory(palace, make) as holder:  # the lock is someone else's now...
+def test_close_is_idempotent_and_a_closed_directory_refuses_calls(palace):
+    d = PalaceDirectory(palace, make)
+    holder = PalaceDirectory(palace, make)
+    with holder.hold():
+        d.close()
+        d.close()  # again: nothing happens, and it does not release another's lock
         with pytest.raises(StorageError, match="was closed"):
-            d.call("add_drawer", {"wing": "w", "room": "r", "content": "unguarded"})
-        d.close()  # ...and closing again does not release it
+            add(d, "unguarded")
         assert holder.writer
-        with PalaceDirectory(palace, make) as third:
-            assert third.status.read_only
-    assert drawers_on_disk(palace) == ["kept"]
+        assert not DirectoryRoot(palace.parent).lock("atrium")
+    holder.close()
+    assert drawers_on_disk(palace) == ["by the first writer"]
 
 
-def test_compact_writes_a_snapshot_and_gives_the_lock_back(tmp_path):
-    path = tmp_path / "atrium"
-    with PalaceDirectory(path, make) as d:
-        d.call("add_drawer", {"wing": "w", "room": "r", "content": "kept"})
+def test_compact_writes_a_snapshot_and_gives_the_lock_back(palace):
+    with PalaceDirectory(palace, make) as d:
+        add(d, "kept")
         gen = d.status.generation
         d.compact()
         assert d.status.generation == gen + 1 and d.status.journal_bytes == 0
-    with PalaceDirectory(path, make) as again:  # the lock came back; the palace is whole
-        assert again.writer and again.call("palace_status")["drawers"] == 1
+        assert not d.writer
+    with PalaceDirectory(palace, make) as again:
+        assert again.call("palace_status")["drawers"] == 2
         assert again.status.replayed == 0
 
 
@@ -313,3 +361,34 @@ def test_an_import_that_journaled_much_ends_with_a_snapshot(tmp_path):
     files = sorted(p.name for p in (tmp_path / "p").iterdir() if not p.name.startswith("."))
     journal = tmp_path.joinpath("p", [f for f in files if f.startswith("journal-")][-1])
     assert journal.stat().st_size == 0  # all in the snapshot: the next open replays nothing
+
+
+def test_writes_interleave_with_a_command_line_import_batch_by_batch(tmp_path):
+    from palazzo.bench.exportgen import write_export
+
+    export = tmp_path / "conversations.json"
+    write_export(export, 3000, seed=2)
+    palace = tmp_path / "p"
+    with PalaceDirectory(palace, make) as d:
+        add(d, "before the import")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "palazzo.hosts.cli", "import-chats", str(export),
+         "--palace", str(palace), "--embedder", "hash"], env=ENV,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    mine, seen = [], set()
+    with PalaceDirectory(palace, make, lock_wait=60) as d:
+        while child.poll() is None or not mine:
+            mine.append(f"written during the import {len(mine)}")
+            add(d, mine[-1])  # never refused: the import holds the lock a batch at a time
+            seen.add(d.call("palace_status")["drawers"])
+            time.sleep(0.05)
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+        status = d.call("palace_status")
+    assert len(seen) > 2  # the import's batches landed between these writes
+    alone = tmp_path / "alone"  # the same import with nobody else writing
+    assert cli(alone, "import-chats", str(export)).returncode == 0
+    on_disk = drawers_on_disk(palace)
+    assert len(on_disk) == status["drawers"]
+    assert on_disk == sorted([*drawers_on_disk(alone), "before the import", *mine])
+    assert status["embedded"] == status["drawers"]  # and the import's vectors came after

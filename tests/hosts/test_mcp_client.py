@@ -21,23 +21,24 @@ import anyio  # noqa: E402 - installed with the SDK
 from mcp import Client, MCPError, StdioServerParameters, stdio_client  # noqa: E402
 
 from palazzo.ops import REGISTRY  # noqa: E402
+from palazzo.persist.storage import DirectoryRoot  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MODES = {"auto": "2026-07-28", "legacy": "2025-11-25"}  # auto: server/discover, then stateless
 
 
-def server(palace: Path) -> StdioServerParameters:
+def server(palace: Path, env: dict | None = None) -> StdioServerParameters:
     """``python -m palazzo.hosts.mcp.server`` on ``palace`` (hash embedder: fast, no model
-    files)."""
-    env = {"PYTHONPATH": str(ROOT / "py")}
+    files), with ``env`` added to its environment."""
+    env = {"PYTHONPATH": str(ROOT / "py"), **(env or {})}
     return StdioServerParameters(
         command=sys.executable, env=env, cwd=str(palace.parent),
         args=["-m", "palazzo.hosts.mcp.server", "--palace", str(palace), "--embedder", "hash"])
 
 
-def connect(palace: Path, mode: str = "auto", log=None) -> Client:
+def connect(palace: Path, mode: str = "auto", log=None, env: dict | None = None) -> Client:
     """A client for a new server on ``palace``; ``log`` (an open file) gets its stderr."""
-    params = server(palace)
+    params = server(palace, env)
     transport = stdio_client(params, errlog=log) if log is not None else params
     return Client(transport, mode=mode, read_timeout_seconds=60)
 
@@ -195,57 +196,46 @@ def test_a_killed_server_keeps_its_acknowledged_write(tmp_path):
     run(reopen)
 
 
-def test_a_second_server_on_the_same_palace_is_read_only(tmp_path):
+def test_two_servers_on_one_palace_both_write_and_follow_each_other(tmp_path):
     palace = tmp_path / "atrium"
 
     async def two_servers() -> None:
-        async with connect(palace) as writer:
-            await ok(writer, "add_drawer", {"wing": "w", "room": "r", "content": "by the writer"})
-            async with connect(palace, mode="legacy") as reader:
-                assert "read-only" in (reader.instructions or "")
-                message = await fails(reader, "add_drawer",
-                                      {"wing": "w", "room": "r", "content": "by the reader"})
-                assert "read-only" in message
-                assert await drawers(reader) == 1  # reads work
-                # The reader follows the writer's later writes.
-                await ok(writer, "add_drawer", {"wing": "w", "room": "r", "content": "later"})
-                assert await drawers(reader) == 2
-                hits = (await ok(reader, "search", {"query": "later"}))["results"]
+        async with connect(palace) as first:
+            await ok(first, "add_drawer", {"wing": "w", "room": "r", "content": "by the first"})
+            async with connect(palace, mode="legacy") as second:
+                assert "read-only" not in (second.instructions or "")
+                await ok(second, "add_drawer", {"wing": "w", "room": "r",
+                                                "content": "by the second"})
+                assert await drawers(first) == 2  # each reads the other's writes at once
+                await ok(first, "add_drawer", {"wing": "w", "room": "r", "content": "later"})
+                assert await drawers(second) == 3
+                hits = (await ok(second, "search", {"query": "later"}))["results"]
                 assert hits[0]["content"] == "later"
-            assert await drawers(writer) == 2  # the reader's refused write left no trace
+        async with connect(palace) as again:
+            assert await drawers(again) == 3
 
     run(two_servers)
 
 
-def test_a_reader_becomes_the_writer_when_the_writer_leaves(tmp_path):
+def test_a_write_waiting_longer_than_palazzo_lock_wait_is_refused_and_reads_go_on(tmp_path):
     palace = tmp_path / "atrium"
+    root = DirectoryRoot(tmp_path)
 
-    async def handover() -> None:
-        wrote, leave, left = anyio.Event(), anyio.Event(), anyio.Event()
+    async def blocked() -> None:
+        async with connect(palace, env={"PALAZZO_LOCK_WAIT": "0.3"}) as client:
+            await ok(client, "add_drawer", {"wing": "w", "room": "r", "content": "one"})
+            assert root.lock("atrium")  # another process mid-write, for longer than 0.3 s
+            try:
+                message = await fails(client, "add_drawer", {"wing": "w", "room": "r",
+                                                             "content": "refused"})
+                assert "more than 0.3 s" in message and "nothing was changed" in message
+                assert await drawers(client) == 1  # reads take no lock
+            finally:
+                root.unlock("atrium")
+            await ok(client, "add_drawer", {"wing": "w", "room": "r", "content": "two"})
+            assert await drawers(client) == 2
 
-        async def writer() -> None:  # its own task, so it can leave before the reader does
-            async with connect(palace) as client:
-                await ok(client, "add_drawer", {"wing": "w", "room": "r", "content": "one"})
-                wrote.set()
-                await leave.wait()
-            left.set()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(writer)
-            await wrote.wait()
-            async with connect(palace) as reader:
-                assert "read-only" in (await fails(reader, "add_drawer", {
-                    "wing": "w", "room": "r", "content": "too early"}))
-                leave.set()
-                await left.wait()
-                # Nobody holds the palace now: the reader's next call takes the lock.
-                await ok(reader, "add_drawer", {"wing": "w", "room": "r", "content": "two"})
-                assert await drawers(reader) == 2
-        async with connect(palace) as again:
-            assert await drawers(again) == 2
-            assert "read-only" not in (again.instructions or "")
-
-    run(handover)
+    run(blocked)
 
 
 @pytest.mark.filterwarnings("ignore:ping is removed")  # the handshake era still has it

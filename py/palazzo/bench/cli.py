@@ -220,6 +220,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     st.add_argument("--keep", action="store_true", help="keep the folders and palaces")
     st.add_argument("--out", required=True)
     st.add_argument("--progress", action="store_true")
+    wr = add("writers", _writers, "many writers on one palace: two MCP servers, the command "
+             "line and an importer writing at once for N seconds (latency, writes that "
+             "followed another's, refused, lost, duplicated, read-your-writes)")
+    wr.add_argument("--drawers", type=int, default=20_000, help="messages of the palace's "
+                    "generated export")
+    wr.add_argument("--seconds", type=float, default=120.0)
+    wr.add_argument("--embedder", default="hash", choices=EMBEDDERS)
+    wr.add_argument("--seed", type=int, default=0)
+    wr.add_argument("--workdir", help="where the export and palace go (default: the system's "
+                    "temporary folder)")
+    wr.add_argument("--keep", action="store_true", help="keep the export and palace")
+    wr.add_argument("--out", required=True)
     jr = add("journal", _journal, "record size, boot, refusal and reload with exact replay")
     jr.add_argument("--size", type=int, default=20_000)
     jr.add_argument("--records", type=int, default=200)
@@ -411,6 +423,17 @@ def _structure(args: argparse.Namespace, make_embedder: MakeEmbedder,
     result = structure.run(args.rooms, args.files, seed=args.seed, timeout=args.timeout,
                            workdir=Path(args.workdir) if args.workdir else None,
                            keep=args.keep, progress=progress("cases", args.progress))
+    _write(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
+    return 0
+
+
+def _writers(args: argparse.Namespace, make_embedder: MakeEmbedder,
+             progress: MakeProgress) -> int:
+    from palazzo.bench import writers
+
+    result = writers.run(args.drawers, args.seconds, args.embedder, seed=args.seed,
+                         workdir=Path(args.workdir) if args.workdir else None, keep=args.keep)
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
     return 0

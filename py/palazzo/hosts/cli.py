@@ -72,9 +72,9 @@ def make_embedder(name: str):
 # -- commands on a palace directory ----------------------------------------------------------
 
 def _open(args, create: bool = True):
-    """Return the palace directory of ``--palace`` opened with ``--embedder`` (writer, or
-    read-only when another process holds it), for a ``with`` block that gives its lock back
-    when the command ends."""
+    """Return the palace directory of ``--palace`` opened with ``--embedder`` (its writes
+    take the lock each, beside any other process that writes it), for a ``with`` block that
+    gives a held lock back when the command ends."""
     from palazzo.palace import Palace
     from palazzo.persist.directory import PalaceDirectory
 
@@ -120,7 +120,7 @@ def _repair(args) -> int:
                                "apply (rejected-…), then write it again")
         files = {"repaired": False, "problem": status.problem}
         if status.damaged:
-            files = d.store.repair()
+            files = d.repair()
         report = d.call("repair", {"dry_run": not args.yes})
         _print({**files, "palace": report})
         if report["problems"] and not args.yes:

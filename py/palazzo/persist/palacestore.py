@@ -226,10 +226,17 @@ class PalaceStore:
         self._snapshot_bytes = 0  # size of the snapshot the journal follows
         self._failed: list[tuple[Record, str]] = []  # records set aside (verified, no apply)
         self._aside: set[str] = set()  # damaged files that repair moves aside
+        self._words_only = False  # within words_first: drawers are added without vectors
         fresh = not space.names()
         self.boot()
         if fresh and self.writer:
             self.compact()  # a new palace's creation time and settings are on disk at once
+
+    @property
+    def blocked(self) -> bool:
+        """Whether writes fail here whoever holds the lock: damaged files (until a repair),
+        or a palace this palazzo refuses to write."""
+        return self.status.damaged or self._refused is not None
 
     # -- boot ---------------------------------------------------------------------------------
     def _make_bare(self, **kw: Any) -> Palace:
@@ -570,6 +577,99 @@ class PalaceStore:
                 self._aside.add(KEYS)
             self.status.signing = False
 
+    def follow(self) -> str:
+        """Bring memory up to what other processes acknowledged since this store last read
+        or wrote, and return what it took: "none" (nothing new), "tail" (the journals' new
+        records replayed on the palace in memory) or "boot" (damage, an import, or anything
+        else a tail cannot explain: a whole boot).
+
+        Why: many processes write one palace (a write takes the lock, follows, appends,
+        releases), and a process that follows the others by booting pays for the whole
+        palace each time another one adds a drawer; the tail costs what was appended.
+        Another process's compaction (generation N+1) is followed by the tail too: its
+        snapshot holds exactly the records of journal N, which stays on disk until the next
+        compaction, so the rest of journal N and then journal N+1 are replayed and the new
+        snapshot is never read. Only whole records that verify and go on from this store's
+        sequence number are read; a torn last record is another process's append in
+        progress (or a crash's leftover, which a writer's boot cuts) and waits. The signing
+        keys are read again when another process stored a new one. Cost: reading the tip
+        (28 bytes) and, when something was written, the new records and their replay
+        (decoding recorded vectors, never embedding)."""
+        if self.blocked:
+            return "none"  # read-only until repaired: a reboot would find the same
+        tip = Tip.decode(self.space.read(TIP) or b"")
+        gen = self.status.generation
+        if tip is None:
+            if gen == 0 and not self.space.names():
+                return "none"  # nothing written yet, by anyone
+            self.boot()
+            return "boot"
+        if tip.generation == gen and tip.seq <= self.seq and not self.writer:
+            return "none"  # (a writer reads on: a crash may have left a record the tip lags)
+        if tip.generation not in (gen, gen + 1):
+            self.boot()
+            return "boot"
+        tails = [(gen, self.space.read_from(journal_name(gen), self.status.journal_bytes))]
+        if tip.generation == gen + 1:
+            tails.append((gen + 1, self.space.read_from(journal_name(gen + 1), 0)))
+        records: list[Record] = []
+        last = None
+        for g, data in tails:
+            if data is None:  # a journal deleted by a later compaction: boot decides
+                self.boot()
+                return "boot"
+            found = journal.scan(data)
+            torn_here = found.torn is not None and (self.writer or g != tip.generation)
+            if torn_here or found.damaged or found.repaired_headers:
+                # A crash's torn tail (a writer cuts it), damage: what boot is for. A reader
+                # leaves a torn tail of the newest journal: an append in progress.
+                self.boot()
+                return "boot"
+            records += found.records
+            last = (g, found)
+        if any(r.seq != self.seq + 1 + i or r.op == SAVED for i, r in enumerate(records)):
+            self.boot()  # a gap, or an import (its effect is in its snapshot alone)
+            return "boot"
+        if not records and tip.generation == gen:
+            return "none"
+        try:
+            for record in records:
+                self._replay(self.palace, record)
+        except Exception:
+            self.boot()  # a record that fails here is for boot to name
+            return "boot"
+        self._attach_host(self.palace)
+        self._follow_keys()
+        g, found = last
+        if g != gen:
+            self.status.generation = g
+            self.status.snapshot = True
+            self.status.journal_records = 0
+            self._snapshot_bytes = self.space.size(snapshot_name(g)) or self._snapshot_bytes
+            self.space.release(journal_name(gen))
+            self.status.journal_bytes = 0
+        if records:
+            self.seq = records[-1].seq
+            self.status.last_saved = records[-1].clock
+        self.status.journal_records += len(found.records)
+        self.status.journal_bytes += found.good_bytes
+        return "tail"
+
+    def _follow_keys(self) -> None:
+        """Take the signing keys another process stored (``keys.json`` changed) into the
+        palace, so this process verifies what they sign and never stores a keyring without
+        them. Cost: reading ``keys.json`` (a few hundred bytes)."""
+        data = self.space.read(KEYS)
+        if data is None:
+            return
+        try:
+            value = recovery.read_keys(data)
+        except ValidationError:
+            return  # being damaged is for the next boot to name
+        if value != self._keys:
+            self.palace.provenance.keyring_from_json(value)
+            self._keys = self.palace.provenance.keyring_to_json()
+
     def _replay_prefix(self, base: _Base, records: list[Record]) -> Palace:
         again = self._load_snapshot(base.generation) if base.generation else None
         palace = again.palace if again is not None else self._make_bare()
@@ -616,6 +716,8 @@ class PalaceStore:
             return
         _restore_fit(host, self.space.read(EMBEDDER_STATE), palace.drawers.fingerprint)
         palace.set_embedder(host)
+        if self._words_only:  # inside words_first: the vectors' fingerprint, no embedding
+            palace.embedder = None
 
     # -- calls --------------------------------------------------------------------------------
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -733,11 +835,13 @@ class PalaceStore:
         crash, instead of embedding inside every batch). The palace keeps its vectors and
         their fingerprint; the embedder comes back when the block ends. Cost: none."""
         embedder = self.palace.embedder
+        self._words_only = True  # (a boot or a follow in the block leaves it off too)
         self.palace.embedder = None
         try:
             yield
         finally:
-            if self.palace.embedder is None:  # (a reload in the block attached it again)
+            self._words_only = False
+            if self.palace.embedder is None:
                 self.palace.embedder = embedder
 
     def _write_tip(self, seq: int, length: int) -> None:

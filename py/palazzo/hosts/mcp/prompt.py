@@ -85,8 +85,8 @@ def _palace_now(store: Any) -> str:
     else:
         lines.append("- Empty so far: the first add_drawer creates its wing and room.")
     if store.status.read_only:
-        lines.append("- Read-only for now: another process holds the palace for writing, so "
-                     "writes fail until it is done with it; reads always work.")
+        lines.append("- Read-only for now: its files need a repair (`palazzo repair --yes`), "
+                     "so writes fail until then; reads always work.")
     return "\n".join(lines)
 
 
@@ -105,8 +105,8 @@ def instructions(store: Any) -> str:
             "valid_from date; write a diary entry with diary_write after a piece of work. "
             f"The prompt '{PROMPT_NAME}' explains the layout and every habit.")
     if store.status.read_only:
-        text += (" This palace is read-only for now (another process holds it for writing): "
-                 "writes fail until that process is done with it, reads always work.")
+        text += (" This palace is read-only for now (its files need `palazzo repair --yes`): "
+                 "writes fail until then, reads always work.")
     return text
 
 

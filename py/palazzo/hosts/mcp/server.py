@@ -754,7 +754,8 @@ def run_stdio(palace_dir: Path, make_palace: Callable[..., Palace],
               stdin: TextIO | BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     """Serve the palace in ``palace_dir`` (created if missing) over stdio until end of input.
 
-    Opens it as its writer, or read-only when another process holds its lock. Anything the
+    Any number of servers and other processes may write it (each write takes the lock
+    alone); it is read-only only when its files are damaged. Anything the
     engine might print goes to stderr, so stdout carries only MCP messages. Returns 0.
     """
     with PalaceDirectory(palace_dir, make_palace) as palace:  # its lock goes back at the end
@@ -770,8 +771,8 @@ def run_stdio(palace_dir: Path, make_palace: Callable[..., Palace],
                 wrapped.append(stdout)
         mode = ("read-only: its files are damaged (`palazzo repair --yes`)"
                 if palace.status.damaged else
-                "read-only: another process holds its writer lock" if palace.status.read_only
-                else "writer")
+                f"read-only: {palace.status.problem}" if palace.status.read_only
+                else "writing beside any other process: the lock is taken per write")
         _log(f"pid {os.getpid()} serving {palace.path} ({mode})")
         if palace.status.problem:
             _log(f"on opening: {palace.status.problem}")
