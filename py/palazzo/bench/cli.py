@@ -322,10 +322,11 @@ def _longmemeval(args: argparse.Namespace, make_embedder: MakeEmbedder,
              for k in (ks if mode == "hybrid" else [ks[0]])
              for w in (ws if mode == "hybrid" else [ws[0]])
              for rr in (reranks if mode == "hybrid" else [{}])]
+    palaces: dict = {}  # each haystack's palace, built once for every setting
     runs = [longmemeval.run(Path(args.data), None if mode == "bm25" else embedder, mode,
                             progress=progress(f"questions ({mode})", args.progress),
                             chunk_size=args.chunk_size or None, turns=args.turns,
-                            drawers=args.drawers, pooled=args.pooled,
+                            drawers=args.drawers, pooled=args.pooled, palaces=palaces,
                             fusion={"rrf_k": k, "vector_weight": args.vector_weight,
                                     "recency": w, **rr,
                                     **({"list_weights": args.list_weights}

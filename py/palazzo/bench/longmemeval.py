@@ -147,22 +147,42 @@ def run(path: Path, embedder: Embedder | None, mode: str,
         progress: Callable[[int, int], None] | None = None,
         chunk_size: int | None = CHUNK_SIZE, turns: str = "user",
         fusion: dict[str, Any] | None = None, drawers: str = "session",
-        pooled: bool = False) -> dict[str, Any]:
+        pooled: bool = False, palaces: dict[Any, Any] | None = None) -> dict[str, Any]:
     """Rank every question of ``path`` and return per-question rankings plus metrics, over
     all questions and by ``question_type`` (``chunk_size`` None embeds drawers whole).
 
     ``pooled`` asks every question of one palace holding every session of the file (each
     once) instead of a palace per question holding its haystack: the same questions among
     thousands of drawers, as a real palace holds them, where another question's sessions
-    are distractors too."""
+    are distractors too.
+
+    Questions with the same haystack (a LoCoMo conversation's) are asked of one palace,
+    built once: the palace a question would get alone, as searching changes nothing in it.
+    ``palaces`` (a dict the caller keeps) shares those palaces between runs that differ only
+    in ``mode`` and ``fusion``, so a grid of settings embeds each haystack once. An embedder
+    fitted to its haystack (tfidf) gets a palace per question, as before."""
     questions = load(path)
     out = []
     rows = []
     t0 = time.perf_counter()
-    shared = build(questions, embedder, chunk_size, turns, drawers) if pooled else None
+    palaces = {} if palaces is None else palaces
+    fitted = getattr(getattr(embedder, "inner", embedder), "fit", None) is not None
+    shared = None
+    if pooled:
+        key = ("pooled", str(path), id(embedder), chunk_size, turns, drawers)
+        if key not in palaces:
+            palaces[key] = build(questions, embedder, chunk_size, turns, drawers)
+        shared = palaces[key]
     for i, q in enumerate(questions):
-        ranked = (rank(*shared, q, mode, fusion, drawers) if shared is not None
-                  else rank_question(q, embedder, mode, chunk_size, turns, fusion, drawers))
+        if shared is not None:
+            ranked = rank(*shared, q, mode, fusion, drawers)
+        elif fitted:
+            ranked = rank_question(q, embedder, mode, chunk_size, turns, fusion, drawers)
+        else:
+            key = (tuple(q["haystack_session_ids"]), id(embedder), chunk_size, turns, drawers)
+            if key not in palaces:
+                palaces[key] = build([q], embedder, chunk_size, turns, drawers)
+            ranked = rank(*palaces[key], q, mode, fusion, drawers)
         out.append({"question_id": q["question_id"], "question_type": q.get("question_type"),
                     "ranked_session_ids": ranked[: max(RANKED, 10)]})
         rows.append((ranked, set(q["answer_session_ids"])))
