@@ -351,17 +351,23 @@ def _mcp(args) -> int:
 
 
 def _serve(args) -> int:
-    from palazzo.hosts.serve import make_server
+    """``palazzo serve``: the palace over HTTP (:mod:`palazzo.hosts.server`), and the built
+    web app from the same origin when there is one."""
+    from palazzo.hosts.server.app import check_host, serve
 
-    site = Path(args.site) if args.site else Path(__file__).resolve().parents[2] / "dist"
-    if not (site / "index.html").is_file():
-        raise PalazzoError(f"no built site in {site}: run `npm run build` (or pass --site)")
-    server = make_server(site, args.port, verbose=True)
-    host, port = server.server_address[:2]
-    print(f"serving {site} at http://{host}:{port}/ (Ctrl-C stops)", file=sys.stderr)
-    with contextlib.suppress(KeyboardInterrupt):
-        server.serve_forever()
-    return 0
+    check_host(args.host)
+    site = Path(args.site) if args.site else Path(__file__).resolve().parents[3] / "dist"
+    with _open(args) as d:
+        shown = site if (site / "index.html").is_file() else None
+        print(f"palazzo: serving {d.path} at http://{_url_host(args.host)}:{args.port}/ "
+              f"(API /api/ops/<name>, feed /api/events"
+              + (f", web app from {site}" if shown else ", no web app: no built site")
+              + "; Ctrl-C stops)", file=sys.stderr)
+        return serve(d, args.host, args.port, shown)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _json_args(text: str | None) -> dict:
@@ -693,10 +699,11 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--approve", action="append", metavar="ID", help="repeat for more")
     c.add_argument("--reject", action="append", metavar="ID", help="repeat for more")
     cmd("mcp", _mcp, "serve the palace to MCP clients over stdio")
-    c = sub.add_parser("serve", help="serve the built web app (as npm start does)")
-    c.add_argument("--port", type=int, default=8000)
-    c.add_argument("--site", help="the built site (default: dist/ of this checkout)")
-    c.set_defaults(fn=_serve)
+    c = cmd("serve", _serve, "serve the palace over HTTP (every operation, the change feed, "
+            "health, metrics) and the built web app, on the loopback address")
+    c.add_argument("--host", default="127.0.0.1", help="127.0.0.1 (default) or ::1")
+    c.add_argument("--port", type=int, default=8765)
+    c.add_argument("--site", help="the built web app (default: dist/ of this checkout)")
     from palazzo.bench import cli as bench
 
     bench.add_parsers(sub).set_defaults(fn=_bench)

@@ -1,4 +1,5 @@
-"""Serve the built site on the loopback interface (`npm start` and `palazzo serve`)."""
+"""Serve the built site on the loopback interface (`npm start`; `palazzo serve` serves it
+beside a palace: :mod:`palazzo.hosts.server`)."""
 
 from __future__ import annotations
 

@@ -232,6 +232,20 @@ class PalaceDirectory:
         with self._serial:
             self.store.follow()
 
+    def take_changes(self) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """Return the writes this process made or followed since the last take (the store's
+        ``changes``: ``{"seq", "op", "ids"}`` each, oldest first) and where the palace
+        stands (``seq``, ``generation``, ``journal_records``, ``journal_bytes``), emptying
+        the list: what a change feed sends. Cost: copying the list."""
+        with self._serial:
+            store = self.store
+            events = list(store.changes)
+            store.changes.clear()
+            st = store.status
+            return events, {"seq": store.seq, "generation": st.generation,
+                            "journal_records": st.journal_records,
+                            "journal_bytes": st.journal_bytes}
+
     def close(self) -> None:
         """Give a held lock back; returns None. Idempotent: a second close does nothing.
         Afterwards :meth:`call` raises StorageError."""

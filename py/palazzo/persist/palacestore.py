@@ -68,6 +68,7 @@ durable step by step: a reload or a crash loses no step that returned.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import json
@@ -111,6 +112,23 @@ COMPACT_BYTES = 32 << 20
 # carries a whole palace.
 SNAPSHOT_OPS = frozenset({"import"})
 SAVED = "saved"  # the journal's marker of a snapshot operation (what a fallback lacks)
+CHANGES = 4096  # writes a store remembers for a change feed (older ones are dropped)
+ID_KEYS = ("id", "drawer_id", "ids", "drawer_ids", "turn_id", "fact_id", "entity_id")
+
+
+def change(seq: int, op: str, result: Any) -> dict[str, Any]:
+    """Return a change feed's entry for write ``seq`` (operation ``op``): the ids its result
+    names at its top level (``drawer_id``, ``ids`` …; none for operations that name none).
+    Cost: a look at the result's top-level keys."""
+    ids: list[str] = []
+    if isinstance(result, dict):
+        for key in ID_KEYS:
+            value = result.get(key)
+            if isinstance(value, str):
+                ids.append(value)
+            elif isinstance(value, list):
+                ids += [v for v in value if isinstance(v, str)]
+    return {"seq": seq, "op": op, "ids": ids}
 
 
 def snapshot_name(gen: int) -> str:
@@ -227,6 +245,9 @@ class PalaceStore:
         self._failed: list[tuple[Record, str]] = []  # records set aside (verified, no apply)
         self._aside: set[str] = set()  # damaged files that repair moves aside
         self._words_only = False  # within words_first: drawers are added without vectors
+        # The latest writes this store made or followed, for a change feed (palazzo serve):
+        # {"seq", "op", "ids"} each; a boot that follows others adds one "reloaded".
+        self.changes: collections.deque[dict[str, Any]] = collections.deque(maxlen=CHANGES)
         fresh = not space.names()
         self.boot()
         if fresh and self.writer:
@@ -578,6 +599,14 @@ class PalaceStore:
             self.status.signing = False
 
     def follow(self) -> str:
+        """:meth:`_follow`, and a "reloaded" change (:attr:`changes`) when it booted: what
+        the others wrote since is not known one by one then."""
+        how = self._follow()
+        if how == "boot":
+            self.changes.append({"seq": self.seq, "op": "reloaded", "ids": []})
+        return how
+
+    def _follow(self) -> str:
         """Bring memory up to what other processes acknowledged since this store last read
         or wrote, and return what it took: "none" (nothing new), "tail" (the journals' new
         records replayed on the palace in memory) or "boot" (damage, an import, or anything
@@ -633,11 +662,11 @@ class PalaceStore:
         if not records and tip.generation == gen:
             return "none"
         try:
-            for record in records:
-                self._replay(self.palace, record)
+            done = [(r, self._replay(self.palace, r)) for r in records]
         except Exception:
             self.boot()  # a record that fails here is for boot to name
             return "boot"
+        self.changes.extend(change(r.seq, r.op, result) for r, result in done)
         self._attach_host(self.palace)
         self._follow_keys()
         g, found = last
@@ -677,12 +706,13 @@ class PalaceStore:
             self._replay(palace, record)
         return palace
 
-    def _replay(self, palace: Palace, record: Record) -> None:
+    def _replay(self, palace: Palace, record: Record) -> Any:
         """Run ``record`` again on ``palace`` with its clock and the embedder (and vectors) it
-        ran with; a record written before effects existed runs with the host's embedder."""
+        ran with (a record written before effects existed runs with the host's embedder);
+        return the operation's result."""
         if record.op == SAVED:
             _replay_saved(record)
-            return
+            return None
         effects = record.effects
         if effects is None:
             if self._host is not None:
@@ -702,7 +732,7 @@ class PalaceStore:
         palace.extract_on_add = bool((effects or {}).get("extract", False))
         try:
             with _FrozenClock(palace, record.clock):
-                self.registry.call(palace, record.op, copy.deepcopy(record.args))
+                return self.registry.call(palace, record.op, copy.deepcopy(record.args))
         finally:
             palace.extract_on_add = live
 
@@ -786,6 +816,7 @@ class PalaceStore:
                 raise
             raise StorageError(f"the change was not saved: {err}") from None
         self.seq = record.seq
+        self.changes.append(change(record.seq, name, result))
         self.status.journal_records += 1
         self.status.journal_bytes += len(data)
         self.status.last_saved = record.clock

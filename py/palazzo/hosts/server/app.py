@@ -1,0 +1,371 @@
+"""The HTTP app of ``palazzo serve``: operations, change feed, health, metrics, the web app.
+
+:func:`make_app` builds a Starlette app over one :class:`PalaceDirectory`; :func:`serve`
+runs it with uvicorn. Operations run in worker threads, one at a time (the directory's
+lock: the palace in memory is not thread-safe), so the event loop stays free: health
+checks, metrics and the change feed answer while a long call runs. Every call has a
+deadline (:data:`CALL_TIMEOUT`): past it the client is answered 504 and the call goes on to
+its end in its thread (a write is done or not done, never half; the 504 says to read before
+writing again).
+
+Errors answer ``{"error": {"code", "type", "message"[, "field"]}}`` with the status of
+:data:`STATUS` (the codes of :mod:`palazzo.errors`). Refused before anything is read: a
+``Host`` that does not name this server (DNS rebinding), an ``Origin`` that is not this
+server's own, a body whose ``Content-Length`` is over :data:`MAX_BODY` (and a body that
+grows past it while read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import mimetypes
+import sys
+import threading
+import time
+import traceback
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from palazzo.core import jsontext
+from palazzo.errors import (
+    NotFound,
+    PalazzoError,
+    ReadOnly,
+    UnknownOperation,
+    ValidationError,
+)
+from palazzo.hosts.server import openapi
+from palazzo.hosts.server.feed import KEEPALIVE_S, POLL_S, Feed, frame
+
+mimetypes.add_type("application/wasm", ".wasm")  # what Pyodide's files are served as
+mimetypes.add_type("text/javascript", ".mjs")
+CALL_TIMEOUT = 30.0  # seconds a client waits for an operation
+MAX_BODY = 64 << 20  # bytes of a request body (the MCP server's line limit)
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+# HTTP status by error class, most specific first.
+STATUS: tuple[tuple[type[PalazzoError], int], ...] = (
+    (UnknownOperation, 404), (NotFound, 404), (ValidationError, 400), (ReadOnly, 409))
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+def _error(status: int, code: str, message: str, kind: str = "", field: str | None = None
+           ) -> JSONResponse:
+    body: dict[str, Any] = {"code": code, "type": kind or code, "message": message}
+    if field:
+        body["field"] = field
+    return JSONResponse({"error": body}, status_code=status)
+
+
+def _host_of(value: str) -> tuple[str, int | None]:
+    """Return (host name, port) of a ``Host`` header value ("[::1]:8765" → ("::1", 8765))."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    else:
+        host, _, port = value.partition(":")
+    return host, int(port) if port.isdigit() else None
+
+
+class Guard:
+    """ASGI middleware refusing, before the app reads anything: a ``Host`` not among
+    ``hosts`` (or with another port), an ``Origin`` other than this server's own, and a
+    ``Content-Length`` over ``max_body``."""
+
+    def __init__(self, app: ASGIApp, hosts: frozenset[str], port: int | None,
+                 max_body: int) -> None:
+        self.app, self.hosts, self.port, self.max_body = app, hosts, port, max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
+        host, port = _host_of(headers.get("host", ""))
+        refusal = None
+        if host not in self.hosts or (self.port is not None and port not in (None, self.port)):
+            refusal = _error(403, "forbidden_host", f"Host {headers.get('host', '')!r} is not "
+                             "this server: palazzo serve answers only to its own address")
+        elif "origin" in headers and not self._own(headers["origin"]):
+            refusal = _error(403, "forbidden_origin", f"Origin {headers['origin']!r} is not "
+                             "this server's: a page elsewhere may not call it")
+        else:
+            length = headers.get("content-length", "")
+            if length.isdigit() and int(length) > self.max_body:
+                refusal = _error(413, "too_large", f"the request body is {int(length):,} "
+                                 f"bytes; this server reads at most {self.max_body:,}")
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _own(self, origin: str) -> bool:
+        scheme, _, rest = origin.partition("://")
+        host, port = _host_of(rest)
+        return scheme == "http" and host in self.hosts and port == self.port
+
+
+class SiteHeaders:
+    """ASGI middleware adding to every answer what the web app needs and a page may rely on:
+    no stale caching between builds, and cross-origin isolation (COOP/COEP: the embedding
+    worker may then run ONNX Runtime on several threads), as :mod:`palazzo.hosts.serve`
+    sends them."""
+
+    HEADERS = [(b"cache-control", b"no-cache"),
+               (b"cross-origin-opener-policy", b"same-origin"),
+               (b"cross-origin-embedder-policy", b"require-corp")]
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = [*message.get("headers", []),
+                                      *[(k, v) for k, v in self.HEADERS if k not in have]]
+            await send(message)
+
+        await self.app(scope, receive, send_with)
+
+
+class Metrics:
+    """Requests and latency by operation, in Prometheus text. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests: dict[tuple[str, str], int] = {}
+        self.seconds: dict[str, list[float]] = {}  # per op: [sum, count, *bucket counts]
+        self.gauges: dict[str, float] = {}
+
+    def observe(self, op: str, outcome: str, seconds: float) -> None:
+        with self._lock:
+            self.requests[(op, outcome)] = self.requests.get((op, outcome), 0) + 1
+            row = self.seconds.setdefault(op, [0.0, 0.0] + [0.0] * len(BUCKETS))
+            row[0] += seconds
+            row[1] += 1
+            for i, edge in enumerate(BUCKETS):
+                if seconds <= edge:
+                    row[2 + i] += 1
+
+    def text(self, extra: dict[str, float]) -> str:
+        with self._lock:
+            lines = ["# HELP palazzo_requests_total Operations answered, by outcome.",
+                     "# TYPE palazzo_requests_total counter"]
+            lines += [f'palazzo_requests_total{{op="{op}",outcome="{out}"}} {n}'
+                      for (op, out), n in sorted(self.requests.items())]
+            lines += ["# HELP palazzo_request_seconds Time to answer an operation.",
+                      "# TYPE palazzo_request_seconds histogram"]
+            for op, row in sorted(self.seconds.items()):
+                lines += [f'palazzo_request_seconds_bucket{{op="{op}",le="{edge}"}} '
+                          f"{int(row[2 + i])}" for i, edge in enumerate(BUCKETS)]
+                lines += [f'palazzo_request_seconds_bucket{{op="{op}",le="+Inf"}} '
+                          f"{int(row[1])}",
+                          f'palazzo_request_seconds_sum{{op="{op}"}} {row[0]:.6f}',
+                          f'palazzo_request_seconds_count{{op="{op}"}} {int(row[1])}']
+            gauges = {**self.gauges, **extra}
+        for name, value in sorted(gauges.items()):
+            lines += [f"# TYPE palazzo_{name} gauge", f"palazzo_{name} {value:g}"]
+        return "\n".join(lines) + "\n"
+
+
+class Server:
+    """The app's state: the palace directory, the change feed, the metrics, the poller."""
+
+    def __init__(self, directory: Any, call_timeout: float = CALL_TIMEOUT) -> None:
+        self.directory = directory
+        self.registry = directory.registry
+        self.call_timeout = call_timeout
+        self.feed = Feed()
+        self.metrics = Metrics()
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
+        self.ready = True
+
+    # -- the palace, in worker threads -------------------------------------------------------
+    def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run an operation (in a worker thread) and publish the writes it and its follow
+        saw. Cost: the operation's."""
+        try:
+            return self.directory.call(name, args)
+        finally:
+            self.publish()
+
+    def publish(self) -> None:
+        """Send the writes the directory made or followed since the last call to the feed,
+        and note the palace's size for the metrics. Cost: a look at the store's status."""
+        events, status = self.directory.take_changes()
+        self.feed.publish(events)
+        self.metrics.gauges.update(seq=status["seq"], journal_records=status["journal_records"],
+                                   journal_bytes=status["journal_bytes"],
+                                   generation=status["generation"])
+
+    def start(self) -> None:
+        """Start following the other processes' writes every :data:`POLL_S` seconds."""
+        def poll() -> None:
+            while not self._stop.wait(POLL_S):
+                try:
+                    self.directory.refresh()
+                    self.publish()
+                    self.ready = not self.directory.status.read_only
+                except Exception:  # a poll that fails is tried again; the calls still work
+                    self.ready = False
+                    traceback.print_exc(file=sys.stderr)
+        self._poller = threading.Thread(target=poll, name="palazzo-follow", daemon=True)
+        self._poller.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._poller is not None:
+            self._poller.join(timeout=5)
+
+    # -- endpoints ----------------------------------------------------------------------------
+    async def op(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        t0 = time.perf_counter()
+        response = await self._op(name, request)
+        outcome = "ok" if response.status_code == 200 else str(response.status_code)
+        known = name if name in self.registry.names() else "unknown"
+        self.metrics.observe(known, outcome, time.perf_counter() - t0)
+        return response
+
+    async def _op(self, name: str, request: Request) -> Response:
+        if name not in self.registry.names():
+            return _error(404, "unknown_operation", f"no operation named {name!r} (the list: "
+                          "GET /api/openapi.json)", "UnknownOperation")
+        body = await request.body()
+        try:
+            args = jsontext.loads(body, "the request body") if body.strip() else {}
+        except ValidationError as err:
+            return _error(400, "invalid_json", str(err), "ValidationError")
+        if not isinstance(args, dict):
+            return _error(400, "invalid_arguments", "the body must be a JSON object of the "
+                          "operation's arguments", "ValidationError")
+        try:
+            with anyio.fail_after(self.call_timeout):
+                result = await anyio.to_thread.run_sync(self.call, name, args,
+                                                        abandon_on_cancel=True)
+        except TimeoutError:
+            return _error(504, "timeout", f"{name} took longer than {self.call_timeout:g} s; "
+                          "it goes on in the server (a write is done or not done): read "
+                          "before you write it again")
+        except PalazzoError as err:
+            status = next((s for cls, s in STATUS if isinstance(err, cls)), 500)
+            d = err.to_dict()
+            return _error(status, d["code"], d["message"], d["type"],
+                          getattr(err, "field", None))
+        except Exception as err:  # a bug: said, logged, and the server goes on
+            traceback.print_exc(file=sys.stderr)
+            return _error(500, "internal", f"{type(err).__name__}: {err}")
+        return Response(json.dumps(result, ensure_ascii=False, allow_nan=False),
+                         media_type="application/json")
+
+    async def not_posted(self, request: Request) -> Response:
+        return _error(405, "method_not_allowed", f"operations are called with POST "
+                      f"(a JSON object of arguments as the body), not {request.method}")
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(openapi.document(self.registry))
+
+    async def events(self, request: Request) -> Response:
+        queue = self.feed.listen()
+
+        async def stream() -> AsyncIterator[str]:
+            try:
+                yield f": palazzo change feed, from seq {self.feed.last_seq}\n\n"
+                while True:
+                    try:
+                        event = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                    except TimeoutError:
+                        yield ": keepalive\n\n"
+                        continue
+                    yield frame(event)
+                    if event.get("op") == "lagged":
+                        return
+            finally:
+                self.feed.leave(queue)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store"})
+
+    async def live(self, request: Request) -> Response:
+        return JSONResponse({"status": "live"})
+
+    async def ready_(self, request: Request) -> Response:
+        status = self.directory.status
+        ok = self.ready and not status.read_only
+        return JSONResponse({"status": "ready" if ok else "not ready",
+                             **({} if ok else {"problem": status.problem})},
+                            status_code=200 if ok else 503)
+
+    async def metrics_(self, request: Request) -> Response:
+        return PlainTextResponse(self.metrics.text({
+            "feed_listeners": self.feed.listeners, "feed_events": self.feed.published}),
+            media_type="text/plain; version=0.0.4")
+
+
+def make_app(directory: Any, *, port: int | None = None, site: Path | None = None,
+             call_timeout: float = CALL_TIMEOUT, max_body: int = MAX_BODY,
+             hosts: frozenset[str] = LOOPBACK) -> tuple[Starlette, Server]:
+    """Return the ASGI app serving ``directory`` (and the built web app in ``site``) and its
+    :class:`Server`. ``port`` is the one the server listens on (for the Host and Origin
+    checks; None: any)."""
+    server = Server(directory, call_timeout)
+    routes = [Route("/api/ops/{name}", server.op, methods=["POST"]),
+              Route("/api/ops/{name}", server.not_posted,
+                    methods=["GET", "PUT", "PATCH", "DELETE"]),
+              Route("/api/openapi.json", server.openapi, methods=["GET"]),
+              Route("/api/events", server.events, methods=["GET"]),
+              Route("/health/live", server.live, methods=["GET"]),
+              Route("/health/ready", server.ready_, methods=["GET"]),
+              Route("/metrics", server.metrics_, methods=["GET"])]
+    if site is not None and (Path(site) / "index.html").is_file():
+        routes.append(Mount("/", StaticFiles(directory=str(site), html=True)))
+    app = Starlette(routes=routes, middleware=[
+        Middleware(SiteHeaders),
+        Middleware(Guard, hosts=hosts, port=port, max_body=max_body),
+        Middleware(RequestBodyLimitMiddleware, max_body_size=max_body)])
+    return app, server
+
+
+def check_host(host: str) -> None:
+    """Raise ValidationError unless ``host`` is a loopback address: until tokens guard the
+    server, nothing but this machine may reach it."""
+    if host not in LOOPBACK:
+        raise ValidationError(f"palazzo serve listens on the loopback address only "
+                              f"(127.0.0.1, ::1) until tokens guard it; {host!r} is not one")
+
+
+def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
+          site: Path | None = None) -> int:
+    """Serve ``directory`` on ``host``:``port`` until SIGINT or SIGTERM; return 0."""
+    import uvicorn
+
+    check_host(host)
+    app, server = make_app(directory, port=port, site=site)
+    server.publish()
+    server.start()
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            timeout_graceful_shutdown=5, lifespan="off")
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        server.stop()
+    return 0

@@ -1,0 +1,221 @@
+"""``palazzo serve``: a real server process, spoken to over real HTTP (``http.client`` and raw
+sockets), beside real ``palazzo`` command-line processes writing the same palace."""
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import palazzo
+from palazzo.hosts.server import openapi
+from palazzo.ops import REGISTRY
+
+pytestmark = pytest.mark.cpython_only
+pytest.importorskip("uvicorn")
+
+ENV = {"PYTHONPATH": str(Path(palazzo.__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Served:
+    """``palazzo serve`` on a palace, on a free port, until :meth:`stop`."""
+
+    def __init__(self, palace: Path, *extra: str) -> None:
+        self.palace = palace
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "palazzo", "serve", "--palace", str(palace), "--embedder",
+             "hash", "--port", str(self.port), *extra], env=ENV, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if self.get("/health/live")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert self.proc.poll() is None, self.proc.communicate()[1]
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.1)
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict | None = None) -> tuple[int, dict, bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            r = conn.getresponse()
+            return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+        finally:
+            conn.close()
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        status, _, data = self.request("GET", path)
+        return status, data
+
+    def op(self, name: str, args: dict | None = None) -> tuple[int, dict]:
+        status, _, data = self.request("POST", f"/api/ops/{name}",
+                                       json.dumps(args or {}).encode(),
+                                       {"Content-Type": "application/json"})
+        return status, json.loads(data)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=30)
+
+
+def cli(palace: Path, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "palazzo", *argv, "--palace", str(palace),
+                           "--embedder", "hash"], env=ENV, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture
+def served(tmp_path):
+    server = Served(tmp_path / "atrium")
+    yield server
+    server.stop()
+
+
+def test_every_operation_over_http_with_errors_in_one_shape(served):
+    status, out = served.op("add_drawer", {"wing": "w", "room": "r", "content": "over HTTP"})
+    assert status == 200 and out["created"]
+    status, found = served.op("search", {"query": "over HTTP"})
+    assert status == 200 and found["results"][0]["drawer_id"] == out["drawer_id"]
+    status, err = served.op("add_drawer", {"wing": "w"})
+    assert status == 400 and err["error"]["code"] == "invalid_arguments"
+    assert err["error"]["field"] == "room"
+    status, err = served.op("get_drawer", {"drawer_id": "drawer_nothere"})
+    assert status == 404 and err["error"]["code"] == "not_found"
+    status, err = served.op("no_such_operation")
+    assert status == 404 and err["error"]["code"] == "unknown_operation"
+    status, _, body = served.request("POST", "/api/ops/search", b"{not json")
+    assert status == 400 and json.loads(body)["error"]["code"] == "invalid_json"
+    status, _, body = served.request("POST", "/api/ops/search", b"[1, 2]")
+    assert status == 400 and json.loads(body)["error"]["code"] == "invalid_arguments"
+    status, _, body = served.request("GET", "/api/ops/search")
+    assert status == 405 and json.loads(body)["error"]["code"] == "method_not_allowed"
+
+
+def test_the_openapi_document_is_the_registrys(served):
+    status, data = served.get("/api/openapi.json")
+    doc = json.loads(data)
+    assert status == 200 and doc["openapi"] == "3.1.0"
+    assert doc == openapi.document(REGISTRY)
+    assert sorted(doc["paths"]) == sorted(f"/api/ops/{n}" for n in REGISTRY.names())
+    for name in REGISTRY.names():
+        post = doc["paths"][f"/api/ops/{name}"]["post"]
+        assert post["operationId"] == name
+        assert post["requestBody"]["content"]["application/json"]["schema"] == \
+            REGISTRY.get(name).schema
+        assert post["tags"] == ["writes" if REGISTRY.get(name).mutates else "reads"]
+
+
+def test_the_change_feed_carries_the_servers_and_the_command_lines_writes(served):
+    conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    conn.request("GET", "/api/events")
+    stream = conn.getresponse()
+    assert stream.status == 200
+    assert stream.getheader("Content-Type").startswith("text/event-stream")
+    assert stream.readline().startswith(b": palazzo change feed")
+    done = cli(served.palace, "add", "--wing", "w", "--room", "r", "from a terminal")
+    assert done.returncode == 0, done.stderr
+    by_cli = done.stdout.split()[0]
+    _, out = served.op("add_drawer", {"wing": "w", "room": "r", "content": "from HTTP"})
+    events = []
+    while len(events) < 2:
+        line = stream.readline().decode()
+        if line.startswith("data: "):
+            events.append(json.loads(line[6:]))
+    conn.close()
+    assert [(e["op"], e["ids"]) for e in events] == [("add_drawer", [by_cli]),
+                                                     ("add_drawer", [out["drawer_id"]])]
+    assert events[1]["seq"] == events[0]["seq"] + 1
+
+
+def test_health_and_metrics(served):
+    served.op("add_drawer", {"wing": "w", "room": "r", "content": "counted"})
+    served.op("search", {"query": "counted"})
+    assert json.loads(served.get("/health/live")[1]) == {"status": "live"}
+    status, data = served.get("/health/ready")
+    assert status == 200 and json.loads(data)["status"] == "ready"
+    status, data = served.get("/metrics")
+    text = data.decode()
+    assert status == 200
+    assert 'palazzo_requests_total{op="add_drawer",outcome="ok"} 1' in text
+    assert 'palazzo_request_seconds_count{op="search"} 1' in text
+    assert "palazzo_seq " in text and "palazzo_journal_records " in text
+
+
+def test_foreign_hosts_and_origins_and_oversized_bodies_are_refused(served):
+    status, _, body = served.request("GET", "/health/live", headers={"Host": "evil.example"})
+    assert status == 403 and json.loads(body)["error"]["code"] == "forbidden_host"
+    status, _, body = served.request("GET", "/health/live",
+                                     headers={"Host": f"localhost:{served.port + 1}"})
+    assert status == 403  # another port is another origin
+    status, _, body = served.request(
+        "POST", "/api/ops/add_drawer", json.dumps({"wing": "w", "room": "r",
+                                                   "content": "from a page"}).encode(),
+        {"Origin": "http://evil.example"})
+    assert status == 403 and json.loads(body)["error"]["code"] == "forbidden_origin"
+    status, _, _ = served.request("GET", "/health/live",
+                                  headers={"Origin": f"http://127.0.0.1:{served.port}"})
+    assert status == 200  # its own pages may call it
+    # A body that claims a gigabyte is refused before a byte of it is sent.
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as s:
+        s.sendall(f"POST /api/ops/add_drawer HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+                  f"Content-Type: application/json\r\nContent-Length: {1 << 30}\r\n\r\n"
+                  .encode())
+        head = s.recv(4096).decode()
+    assert head.startswith("HTTP/1.1 413")
+    assert served.op("palace_status")[1]["drawers"] == 0  # nothing of it was written
+
+
+def test_the_web_app_is_served_from_the_same_origin_and_other_addresses_are_refused(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<!doctype html><title>palazzo</title>")
+    server = Served(tmp_path / "atrium", "--site", str(site))
+    try:
+        status, headers, body = server.request("GET", "/")
+        assert status == 200 and b"<title>palazzo</title>" in body
+        assert headers["cross-origin-opener-policy"] == "same-origin"
+        assert headers["cross-origin-embedder-policy"] == "require-corp"
+    finally:
+        server.stop()
+    done = subprocess.run([sys.executable, "-m", "palazzo", "serve", "--palace",
+                           str(tmp_path / "atrium"), "--host", "0.0.0.0", "--embedder", "hash"],
+                          env=ENV, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "loopback address only" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_server_killed_mid_writes_loses_no_acknowledged_write(tmp_path):
+    server = Served(tmp_path / "atrium")
+    acked = []
+    for i in range(40):
+        status, out = server.op("add_drawer", {"wing": "w", "room": "r",
+                                               "content": f"acknowledged {i}"})
+        assert status == 200
+        acked.append(out["drawer_id"])
+    server.stop(signal.SIGKILL)
+    again = Served(tmp_path / "atrium")
+    try:
+        for did in acked:
+            assert again.op("get_drawer", {"drawer_id": did})[0] == 200
+        assert again.op("palace_status")[1]["drawers"] == 40
+    finally:
+        again.stop()
+    assert os.path.exists(tmp_path / "atrium" / ".lock")
