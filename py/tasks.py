@@ -2,7 +2,7 @@
 
 Runs under the system ``python3`` with the standard library only: it creates ``.venv`` at the
 repository root when missing (or when ``pyproject.toml`` or ``py/constraints.txt`` changed),
-installs palazzo with its ``ui`` and ``dev`` extras into it at the versions
+installs palazzo with its ``ui``, ``serve`` and ``dev`` extras into it at the versions
 ``py/constraints.txt`` pins, then re-runs the requested task inside that environment.
 
     python3 py/tasks.py start        build the site and serve it (PORT, default 8000)
@@ -36,7 +36,7 @@ def _setup_key() -> str:
 
 
 def ensure_venv() -> None:
-    """Create ``.venv`` and install palazzo[ui,dev] unless it is already current."""
+    """Create ``.venv`` and install palazzo[ui,serve,dev] unless it is already current."""
     key = _setup_key()
     if STAMP.exists() and STAMP.read_text() == key and VENV_PY.exists():
         return
@@ -48,7 +48,7 @@ def ensure_venv() -> None:
     )
     subprocess.run(
         [str(VENV_PY), "-m", "pip", "install", "--quiet", "-c", str(CONSTRAINTS),
-         "-e", f"{ROOT}[ui,dev]"], check=True
+         "-e", f"{ROOT}[ui,serve,dev]"], check=True
     )
     STAMP.write_text(key)
 
