@@ -219,3 +219,70 @@ def test_a_server_killed_mid_writes_loses_no_acknowledged_write(tmp_path):
     finally:
         again.stop()
     assert os.path.exists(tmp_path / "atrium" / ".lock")
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28 requests; the handshake
+def test_mcp_over_streamable_http_with_the_official_sdk_client(served, mode):
+    pytest.importorskip("mcp")
+    import concurrent.futures
+
+    import anyio
+    from mcp import Client
+
+    url = f"http://127.0.0.1:{served.port}/mcp"
+
+    async def session() -> None:
+        async with Client(url, mode=mode, read_timeout_seconds=60) as client:
+            assert client.protocol_version == {"auto": "2026-07-28",
+                                               "legacy": "2025-11-25"}[mode]
+            tools = (await client.list_tools()).tools
+            assert sorted(t.name for t in tools) == REGISTRY.names()
+            added = await client.call_tool("add_drawer", {"wing": "w", "room": "r",
+                                                          "content": "said over MCP HTTP"})
+            assert not added.is_error, added.content[0].text
+            did = added.structured_content["drawer_id"]
+            done = cli(served.palace, "add", "--wing", "w", "--room", "r", "typed in a shell")
+            assert done.returncode == 0, done.stderr
+            found = await client.call_tool("search", {"query": "typed shell", "limit": 1})
+            assert found.structured_content["results"][0]["content"] == "typed in a shell"
+            status = (await client.call_tool("palace_status", {})).structured_content
+            assert status["drawers"] == 2
+            bad = await client.call_tool("add_drawer", {"wing": "w"})
+            assert bad.is_error and "invalid_arguments" in bad.content[0].text
+            prompts = (await client.list_prompts()).prompts
+            assert [p.name for p in prompts] == ["palace_protocol", "wake_up"]
+            assert served.op("get_drawer", {"drawer_id": did})[0] == 200  # the same palace
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(anyio.run, session).result()
+
+
+def test_mcp_sessions_and_methods_over_http(served):
+    def post(message: dict, headers: dict | None = None):
+        return served.request("POST", "/mcp", json.dumps(message).encode(),
+                              {"Content-Type": "application/json",
+                               "Accept": "application/json, text/event-stream",
+                               **(headers or {})})
+
+    status, headers, body = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}})
+    assert status == 200 and json.loads(body)["result"]["protocolVersion"] == "2025-11-25"
+    sid = headers["mcp-session-id"]
+    status, _, body = post({"jsonrpc": "2.0", "method": "notifications/initialized"},
+                           {"Mcp-Session-Id": sid})
+    assert status == 202 and body == b""
+    status, _, body = post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                           {"Mcp-Session-Id": sid})
+    assert status == 200 and len(json.loads(body)["result"]["tools"]) == len(REGISTRY.names())
+    status, _, body = post({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    assert "initialize" in json.loads(body)["error"]["message"]  # no session, no envelope
+    status, _, _ = post({"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                        {"Mcp-Session-Id": "not-a-session"})
+    assert status == 404
+    assert served.request("GET", "/mcp")[0] == 405
+    assert served.request("DELETE", "/mcp", headers={"Mcp-Session-Id": sid})[0] == 200
+    status, _, _ = post({"jsonrpc": "2.0", "id": 5, "method": "ping"}, {"Mcp-Session-Id": sid})
+    assert status == 404  # ended
+    status, _, body = served.request("POST", "/mcp", b"{broken", {"Origin": "http://x.example"})
+    assert status == 403  # a page elsewhere cannot reach it

@@ -6,6 +6,8 @@ hooks and MCP stdio servers keep writing it beside the server) behind one HTTP o
 - ``POST /api/ops/{name}``: every operation of the registry, its arguments as the JSON body
   (:mod:`palazzo.hosts.server.app`), its JSON Schema in the OpenAPI 3.1 document at
   ``GET /api/openapi.json`` (:mod:`palazzo.hosts.server.openapi`);
+- ``/mcp``: MCP over Streamable HTTP, the stdio server's protocol and tools
+  (:mod:`palazzo.hosts.server.streamable`);
 - ``GET /api/events``: the change feed, server-sent events, one per committed write (this
   server's and every other process's: :mod:`palazzo.hosts.server.feed`);
 - ``GET /health/live``, ``GET /health/ready``, ``GET /metrics`` (Prometheus text);

@@ -48,6 +48,7 @@ from palazzo.errors import (
 )
 from palazzo.hosts.server import openapi
 from palazzo.hosts.server.feed import KEEPALIVE_S, POLL_S, Feed, frame
+from palazzo.hosts.server.streamable import StreamableMcp
 
 mimetypes.add_type("application/wasm", ".wasm")  # what Pyodide's files are served as
 mimetypes.add_type("text/javascript", ".mjs")
@@ -336,6 +337,8 @@ def make_app(directory: Any, *, port: int | None = None, site: Path | None = Non
               Route("/health/live", server.live, methods=["GET"]),
               Route("/health/ready", server.ready_, methods=["GET"]),
               Route("/metrics", server.metrics_, methods=["GET"])]
+    streamable = StreamableMcp(server)
+    routes.append(Route("/mcp", streamable.endpoint, methods=["GET", "POST", "DELETE"]))
     if site is not None and (Path(site) / "index.html").is_file():
         routes.append(Mount("/", StaticFiles(directory=str(site), html=True)))
     app = Starlette(routes=routes, middleware=[
