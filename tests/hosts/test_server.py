@@ -286,3 +286,42 @@ def test_mcp_sessions_and_methods_over_http(served):
     assert status == 404  # ended
     status, _, body = served.request("POST", "/mcp", b"{broken", {"Origin": "http://x.example"})
     assert status == 403  # a page elsewhere cannot reach it
+
+
+def test_the_command_line_and_an_mcp_server_go_through_a_running_server(served):
+    found = json.loads((served.palace / ".server.json").read_text())
+    assert found["url"] == f"http://127.0.0.1:{served.port}" and found["pid"] == served.proc.pid
+    assert os.stat(served.palace / ".server.json").st_mode & 0o777 == 0o600
+    done = cli(served.palace, "add", "--wing", "w", "--room", "r", "through the server")
+    assert done.returncode == 0, done.stderr
+    status, _ = served.op("get_drawer", {"drawer_id": done.stdout.split()[0]})
+    assert status == 200
+    _, metrics = served.get("/metrics")
+    assert b'palazzo_requests_total{op="add_drawer",outcome="ok"} 1' in metrics  # it came here
+    status = cli(served.palace, "status")
+    assert status.returncode == 0 and json.loads(status.stdout)["storage"]["served"] is True
+    bad = cli(served.palace, "call", "get_drawer", "--args", '{"drawer_id": "drawer_nothere"}')
+    assert bad.returncode == 1 and "no drawer" in bad.stderr.lower()
+    mcp = subprocess.Popen([sys.executable, "-m", "palazzo", "mcp", "--palace",
+                            str(served.palace), "--embedder", "hash"], env=ENV,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    for i, (method, params) in enumerate([
+            ("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "t", "version": "0"}}),
+            ("tools/call", {"name": "add_drawer", "arguments": {
+                "wing": "w", "room": "r", "content": "an assistant's note"}})]):
+        mcp.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
+                                    "params": params}) + "\n")
+        mcp.stdin.flush()
+        reply = json.loads(mcp.stdout.readline())
+        assert "error" not in reply, reply
+    mcp.stdin.close()
+    assert mcp.wait(timeout=60) == 0
+    assert "through the palace server" in mcp.stderr.read()
+    _, metrics = served.get("/metrics")
+    assert b'palazzo_requests_total{op="add_drawer",outcome="ok"} 2' in metrics
+    served.stop()
+    assert not (served.palace / ".server.json").exists()  # gone with the server
+    alone = cli(served.palace, "add", "--wing", "w", "--room", "r", "the files again")
+    assert alone.returncode == 0, alone.stderr

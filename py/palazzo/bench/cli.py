@@ -220,6 +220,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     st.add_argument("--keep", action="store_true", help="keep the folders and palaces")
     st.add_argument("--out", required=True)
     st.add_argument("--progress", action="store_true")
+    sv = add("serve", _served, "palazzo serve under load: N HTTP clients (80 % search, 20 % "
+             "add) for S seconds on a generated palace, the server killed and restarted "
+             "halfway (latency, errors, acknowledged writes lost)")
+    sv.add_argument("--drawers", type=int, default=20_000)
+    sv.add_argument("--seconds", type=float, default=120.0)
+    sv.add_argument("--clients", type=int, default=50)
+    sv.add_argument("--embedder", default="hash", choices=EMBEDDERS)
+    sv.add_argument("--search-share", type=float, default=0.8)
+    sv.add_argument("--think", type=float, default=0.0, help="seconds between a client's calls")
+    sv.add_argument("--no-kill", action="store_true", help="no kill and restart halfway")
+    sv.add_argument("--seed", type=int, default=0)
+    sv.add_argument("--workdir")
+    sv.add_argument("--keep", action="store_true")
+    sv.add_argument("--out", required=True)
     wr = add("writers", _writers, "many writers on one palace: two MCP servers, the command "
              "line and an importer writing at once for N seconds (latency, writes that "
              "followed another's, refused, lost, duplicated, read-your-writes)")
@@ -424,6 +438,19 @@ def _structure(args: argparse.Namespace, make_embedder: MakeEmbedder,
     result = structure.run(args.rooms, args.files, seed=args.seed, timeout=args.timeout,
                            workdir=Path(args.workdir) if args.workdir else None,
                            keep=args.keep, progress=progress("cases", args.progress))
+    _write(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
+    return 0
+
+
+def _served(args: argparse.Namespace, make_embedder: MakeEmbedder,
+            progress: MakeProgress) -> int:
+    from palazzo.bench import served
+
+    result = served.run(args.drawers, args.seconds, args.clients, args.embedder,
+                        search_share=args.search_share, think=args.think,
+                        kill=not args.no_kill, seed=args.seed,
+                        workdir=Path(args.workdir) if args.workdir else None, keep=args.keep)
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
     return 0

@@ -71,14 +71,23 @@ def make_embedder(name: str):
 
 # -- commands on a palace directory ----------------------------------------------------------
 
-def _open(args, create: bool = True):
+def _open(args, create: bool = True, served: bool = False):
     """Return the palace directory of ``--palace`` opened with ``--embedder`` (its writes
     take the lock each, beside any other process that writes it), for a ``with`` block that
-    gives a held lock back when the command ends."""
+    gives a held lock back when the command ends. ``served`` (commands that only call
+    operations): when a ``palazzo serve`` runs for the palace (or ``$PALAZZO_URL`` names
+    one), the server instead (:class:`palazzo.hosts.server.client.RemotePalace`), so the
+    palace is not loaded a second time."""
     from palazzo.palace import Palace
     from palazzo.persist.directory import PalaceDirectory
 
     path = Path(args.palace).expanduser()
+    if served:
+        from palazzo.hosts.server.client import RemotePalace, find_server
+
+        url = find_server(path)
+        if url is not None:
+            return RemotePalace(url, path)
     if not create and not (path.is_dir() and any(p.name.startswith("snapshot-")
                                                  for p in path.iterdir())):
         raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
@@ -180,7 +189,7 @@ def _dedup(args) -> int:
 
 
 def _status(args) -> int:
-    with _open(args, create=False) as d:
+    with _open(args, create=False, served=True) as d:
         _print({"palace": d.call("palace_status"), "storage": {"path": str(d.path),
                                                                **d.status.to_dict()}})
     return 0
@@ -189,7 +198,7 @@ def _status(args) -> int:
 def _search(args) -> int:
     query = {"query": args.query, "limit": args.limit, "mode": args.mode}
     query.update({k: getattr(args, k) for k in ("wing", "room") if getattr(args, k)})
-    with _open(args, create=False) as d:
+    with _open(args, create=False, served=True) as d:
         hits = d.call("search", query)["results"]
     if args.json:
         _print(hits)
@@ -207,7 +216,7 @@ def _add(args) -> int:
     if (args.text is None) == (args.file is None):
         raise PalazzoError("give the drawer's text, or --file FILE (one of them)")
     text = args.text if args.text is not None else Path(args.file).read_text(encoding="utf-8")
-    with _open(args, create=False) as d:
+    with _open(args, create=False, served=True) as d:
         out = d.call("add_drawer", {"wing": args.wing, "room": args.room, "content": text,
                                     **({"source_file": args.file} if args.file else {})})
     print(f"{out['drawer_id']} {'added' if out['created'] else 'was already there'}")
@@ -406,7 +415,7 @@ def _call(args) -> int:
                            "lists them")
     call_args = _json_args(args.args)
     REGISTRY.check(args.operation, call_args)  # refused before the palace is even opened
-    with _open(args, create=False) as d:
+    with _open(args, create=False, served=True) as d:
         _print(d.call(args.operation, call_args))
     return 0
 
@@ -418,7 +427,7 @@ def _run_op(name: str, build: Callable[[argparse.Namespace], dict]
     the first-class commands are thin names over the registry, as the MCP tools are."""
     def run(args) -> int:
         call_args = {k: v for k, v in build(args).items() if v is not None}
-        with _open(args, create=False) as d:
+        with _open(args, create=False, served=True) as d:
             _print(d.call(name, call_args))
         return 0
     return run
@@ -442,7 +451,7 @@ def _tunnels(args) -> int:
 
 def _wake_up(args) -> int:
     """``palazzo wake-up``: the wake-up context as text (``--json``: the whole result)."""
-    with _open(args, create=False) as d:
+    with _open(args, create=False, served=True) as d:
         out = d.call("wake_up", {"budget": args.budget})
     if args.json:
         _print(out)

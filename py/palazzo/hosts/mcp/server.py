@@ -105,6 +105,7 @@ from palazzo.core.schema import QUOTED, quote
 from palazzo.embed import registry
 from palazzo.errors import PalazzoError, RpcError, ValidationError
 from palazzo.hosts.mcp import prompt
+from palazzo.hosts.server.client import RemotePalace, find_server
 from palazzo.palace import Palace
 from palazzo.persist.directory import (  # noqa: F401  (re-exported for callers)
     DEFAULT_PALACE,
@@ -758,7 +759,9 @@ def run_stdio(palace_dir: Path, make_palace: Callable[..., Palace],
     alone); it is read-only only when its files are damaged. Anything the
     engine might print goes to stderr, so stdout carries only MCP messages. Returns 0.
     """
-    with PalaceDirectory(palace_dir, make_palace) as palace:  # its lock goes back at the end
+    url = find_server(palace_dir)  # a palazzo serve for it: go through it, load nothing
+    opened = RemotePalace(url, palace_dir) if url else PalaceDirectory(palace_dir, make_palace)
+    with opened as palace:  # a held lock goes back at the end
         wrapped: list[io.TextIOWrapper] = []
         # stdin is read as bytes: the size limit counts bytes, and bytes that are not UTF-8 are
         # a parse error of their line (whatever the locale says) instead of ending the server.
@@ -773,7 +776,8 @@ def run_stdio(palace_dir: Path, make_palace: Callable[..., Palace],
                 if palace.status.damaged else
                 f"read-only: {palace.status.problem}" if palace.status.read_only
                 else "writing beside any other process: the lock is taken per write")
-        _log(f"pid {os.getpid()} serving {palace.path} ({mode})")
+        _log(f"pid {os.getpid()} serving {palace.path} ({mode})"
+             + (f" through the palace server at {url}" if url else ""))
         if palace.status.problem:
             _log(f"on opening: {palace.status.problem}")
         try:

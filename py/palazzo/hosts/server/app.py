@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import mimetypes
+import signal
 import sys
 import threading
 import time
@@ -47,6 +48,7 @@ from palazzo.errors import (
     ValidationError,
 )
 from palazzo.hosts.server import openapi
+from palazzo.hosts.server.client import remove_discovery, write_discovery
 from palazzo.hosts.server.feed import KEEPALIVE_S, POLL_S, Feed, frame
 from palazzo.hosts.server.streamable import StreamableMcp
 
@@ -367,8 +369,14 @@ def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
     server.start()
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             timeout_graceful_shutdown=5, lifespan="off")
+    shown = f"[{host}]" if ":" in host else host
+    write_discovery(directory.path, f"http://{shown}:{port}")
+    # uvicorn stops gracefully on SIGTERM and then raises the signal again: with this
+    # handler that ends the process through the ``finally`` below, not around it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         uvicorn.Server(config).run()
     finally:
+        remove_discovery(directory.path)
         server.stop()
     return 0

@@ -1,0 +1,200 @@
+"""The palace server under load (issue 33): many HTTP clients on one ``palazzo serve``.
+
+:func:`run` generates a heavy user's export (the scale benchmark's generator), imports it
+with ``palazzo import-chats``, starts ``palazzo serve`` on it and lets ``clients`` threads,
+each with its own keep-alive connection, send operations back to back for ``seconds``:
+``search`` (a query of two words of the export's vocabulary; a share ``search_share``) or
+``add_drawer`` (a new note each time). Halfway through (``kill``) the server is killed with
+SIGKILL and started again, as a machine's crash and restart would; the clients keep trying
+meanwhile (what fails then is counted as ``unavailable``, not as errors). At the end every
+``add_drawer`` the server acknowledged must be in the palace read from its files.
+
+What it reports: latency as a client sees it (HTTP included) by operation, p50/p95/p99,
+apart for the calls in the seconds after the restart; errors (any other answer than 200);
+the restart's seconds until the server answered again; acknowledged writes lost. With the
+``hash`` embedder a search's query embedding costs next to nothing (the issue's "excluding
+query embedding"); ``minilm`` includes it. Operations run one at a time in the server (its
+palace is not thread-safe), so with every client sending back to back the latency is mostly
+waiting in line: ``think`` seconds between a client's calls set a lighter load.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from palazzo.bench import exportgen
+from palazzo.bench.scale import _child, _machine, _palazzo, scratch
+from palazzo.bench.writers import _env, _open
+
+READY_S = 120.0  # how long a (re)start may take before the benchmark gives up
+
+
+def _percentiles(ms: list[float]) -> dict[str, Any]:
+    if not ms:
+        return {"count": 0}
+    a = np.asarray(ms)
+    return {"count": len(ms), **{f"p{q}_ms": round(float(np.percentile(a, q)), 2)
+                                 for q in (50, 95, 99)}, "max_ms": round(float(a.max()), 2)}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _Process:
+    """``palazzo serve`` on the palace and port, started and waited for."""
+
+    def __init__(self, palace: Path, port: int, embedder: str, log: Path) -> None:
+        self.port = port
+        t0 = time.perf_counter()
+        with log.open("ab") as err:
+            self.proc = subprocess.Popen(
+                _palazzo("serve", "--palace", str(palace), "--embedder", embedder, "--port",
+                         str(port)), env=_env(), stdout=subprocess.DEVNULL, stderr=err)
+        while not _live(port):
+            if self.proc.poll() is not None or time.perf_counter() - t0 > READY_S:
+                raise RuntimeError(f"palazzo serve did not start: see {log}")
+            time.sleep(0.05)
+        self.start_s = time.perf_counter() - t0
+
+
+def _live(port: int) -> bool:
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        conn.request("GET", "/health/live")
+        ok = conn.getresponse().status == 200
+        conn.close()
+        return ok
+    except OSError:
+        return False
+
+
+def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
+        search_share: float = 0.8, think: float = 0.0, kill: bool = True, seed: int = 0,
+        workdir: Path | None = None, keep: bool = False) -> dict[str, Any]:
+    """Return the measurements described in the module docstring, as JSON-able data."""
+    result: dict[str, Any] = {"benchmark": "serve", "drawers": drawers, "seconds": seconds,
+                              "clients": clients, "embedder": embedder,
+                              "search_share": search_share, "think_s": think, "kill": kill,
+                              "machine": _machine()}
+    with scratch("palazzo-serve-", workdir, keep, result) as base:
+        export = base / "conversations.json"
+        exportgen.write_export(export, drawers, seed=seed)
+        words = sorted({w for w in export.read_text(encoding="utf-8").split()
+                        if w.isalpha() and len(w) > 4})
+        palace = base / "palace"
+        imp = _child(_palazzo("import-chats", str(export), "--palace", str(palace),
+                              "--embedder", embedder), base / "import")
+        if imp["exit"] != 0:
+            raise RuntimeError(f"the import failed: {imp['stderr_tail'][-500:]}")
+        port = _free_port()
+        server = _Process(palace, port, embedder, base / "serve.log")
+        result["start_s"] = round(server.start_s, 2)
+        result.update(_load(server, palace, port, embedder, base, words, seconds, clients,
+                            search_share, think, kill, seed))
+        server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(timeout=60)
+        store = _open(palace)
+        ids = set(store.palace.drawers.ids[r] for r in store.palace.drawers.live_rows())
+        acked = result.pop("_acked")
+        result["end"] = {"drawers": len(ids), "acknowledged_adds": len(acked),
+                         "lost": len(acked - ids), "status_problem": store.status.problem}
+    return result
+
+
+def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
+          words: list[str], seconds: float, clients: int, search_share: float, think: float,
+          kill: bool, seed: int) -> dict[str, Any]:
+    """Run the clients (and the kill and restart); return what they saw."""
+    lock = threading.Lock()
+    lat: dict[str, list[float]] = {"search": [], "add_drawer": []}
+    after: dict[str, list[float]] = {"search": [], "add_drawer": []}
+    errors: list[str] = []
+    unavailable = [0]
+    acked: set[str] = set()
+    down = threading.Event()
+    restarted_at = [None]
+    t_start = time.perf_counter()
+    stop = t_start + seconds
+
+    def client(k: int) -> None:
+        rng = random.Random(seed * 1000 + k)
+        conn = None
+        i = 0
+        while time.perf_counter() < stop:
+            i += 1
+            if rng.random() < search_share:
+                op, args = "search", {"query": " ".join(rng.sample(words, 2)), "limit": 10}
+            else:
+                op, args = "add_drawer", {"wing": "served", "room": f"client-{k}",
+                                          "content": f"serve bench client {k} note {i}"}
+            body = json.dumps(args).encode()
+            t0 = time.perf_counter()
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                conn.request("POST", f"/api/ops/{op}", body,
+                             {"Content-Type": "application/json"})
+                r = conn.getresponse()
+                data = r.read()
+                status = r.status
+            except OSError:
+                conn = None
+                with lock:
+                    unavailable[0] += 1
+                time.sleep(0.05)
+                continue
+            ms = (time.perf_counter() - t0) * 1000
+            with lock:
+                if status != 200:
+                    (errors.append if not down.is_set() else lambda _e: None)(
+                        f"{op} {status} {data[:200]!r}")
+                    if down.is_set():
+                        unavailable[0] += 1
+                else:
+                    since = restarted_at[0]
+                    (after if since is not None and t0 - since < 10 else lat)[op].append(ms)
+                    if op == "add_drawer":
+                        acked.add(json.loads(data)["drawer_id"])
+            if think:
+                time.sleep(think)
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    restart: dict[str, Any] = {}
+    if kill:
+        time.sleep(seconds / 2)
+        down.set()
+        t0 = time.perf_counter()
+        server.proc.send_signal(signal.SIGKILL)
+        server.proc.wait()
+        again = _Process(palace, port, embedder, base / "serve.log")
+        restart = {"seconds_until_answering": round(time.perf_counter() - t0, 2)}
+        with lock:
+            restarted_at[0] = time.perf_counter()
+        down.clear()
+        server.proc = again.proc
+    for t in threads:
+        t.join()
+    return {"search": _percentiles(lat["search"]), "add_drawer": _percentiles(lat["add_drawer"]),
+            "after_restart_10s": {op: _percentiles(v) for op, v in after.items()},
+            "errors": len(errors), "error_examples": errors[:5],
+            "unavailable_during_restart": unavailable[0], "restart": restart,
+            "calls_per_s": round((sum(len(v) for v in lat.values()) +
+                                  sum(len(v) for v in after.values())) /
+                                 (time.perf_counter() - t_start), 1),
+            "_acked": acked}
