@@ -4,6 +4,7 @@ every read sees the last acknowledged write (no timings are asserted)."""
 
 import json
 
+from palazzo.bench import writers
 from palazzo.hosts.cli import main
 
 
@@ -23,4 +24,10 @@ def test_four_real_writers_on_one_palace_lose_nothing(tmp_path):
     assert end["drawers"] == end["expected"] == r["start"]["drawers"] + acked["server"] + \
         acked["cli"] + acked["imported"]
     assert end["status_problem"] is None
+    # taking turns, each process followed every record of the other's (the first write of
+    # the first process had none before it)
+    turns = r["alternate"]
+    assert turns["records_followed"] == 2 * writers.TURNS - 1
+    assert turns["after_another_process"]["count"] == 2 * writers.TURNS - 2
+    assert turns["after_its_own"]["count"] == writers.TURNS
     assert list((tmp_path / "work").iterdir()) == []  # the temporary folders are gone

@@ -10,18 +10,20 @@ benchmark's generator), imports it into a palace with ``palazzo import-chats``, 
 - an importer: ``palazzo import-chats`` of a small new export again and again.
 
 What it measures: every write's latency as its caller sees it (the servers' round trip; the
-command line's process, Python's start and the palace's open included), and apart from them
-the servers' writes sent after another process's write was acknowledged and after the
-server's own last call (so the write had to follow it first:
-:meth:`palazzo.persist.palacestore.PalaceStore.follow`; a write acknowledged to this process
-late may have been followed unseen, which only makes this sample smaller), p50/p95/p99;
-writes refused;
+command line's process, Python's start and the palace's open included), p50/p95/p99; writes
+refused;
 reads: each server read asks for the drawer whose write was acknowledged last, by any
 process, before the read was sent (``get_drawer``), so a read that misses it breaks
 read-your-writes across processes. At the end the palace is opened again from its files and
 every acknowledged drawer must be there once: lost and duplicated are counted, not assumed.
 
-Cost: the import of ``drawers`` messages, then ``seconds`` of four writers on two cores.
+Then, on the same palace, what following costs (:func:`alternate`): two processes take
+turns, each write coming right after the other's, so each must first replay the other's
+record (:meth:`palazzo.persist.palacestore.PalaceStore.follow`); timed inside the process
+(the call alone), against the same process writing twice in a row (nothing to follow).
+
+Cost: the import of ``drawers`` messages, then ``seconds`` of four writers on two cores, then
+``turns`` writes of each of two processes.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -43,6 +46,27 @@ from palazzo.persist.palacestore import PalaceStore
 from palazzo.persist.storage import DirectorySpace
 
 IMPORT_MESSAGES = 200  # messages of each small export the importer brings in
+TURNS = 200  # writes of each process when two take turns
+# A process that writes when told: one JSON line in ("write" or "write again"), one out.
+TURN_SCRIPT = """
+import json, sys, time
+from palazzo.embed import registry
+from palazzo.palace import Palace
+from palazzo.persist.directory import PalaceDirectory
+embedder = registry.choose(sys.argv[2]).embedder
+name = sys.argv[3]
+with PalaceDirectory(sys.argv[1], lambda **kw: Palace(embedder=embedder, **kw)) as d:
+    d.call("palace_status")
+    print(json.dumps({"ready": True}), flush=True)
+    for i, line in enumerate(sys.stdin):
+        t0 = time.perf_counter()
+        d.call("add_drawer", {"wing": "turns", "room": name,
+                              "content": f"writers bench {name} turn {i}"})
+        ms = (time.perf_counter() - t0) * 1000
+        print(json.dumps({"ms": ms, "followed": [c["op"] for c in d.store.changes]}),
+              flush=True)
+        d.store.changes.clear()
+"""
 
 
 def _env() -> dict[str, str]:
@@ -73,10 +97,6 @@ class _Acks:
     def latest(self) -> tuple[float, str, str | None] | None:
         with self.lock:
             return next((a for a in reversed(self.items) if a[2] is not None), None)
-
-    def others_since(self, who: str, since: float) -> bool:
-        with self.lock:
-            return any(t > since and w != who for t, w, _ in self.items)
 
 
 class _Server:
@@ -112,7 +132,8 @@ class _Server:
 
 
 def run(drawers: int, seconds: float, embedder: str = "hash", seed: int = 0,
-        workdir: Path | None = None, keep: bool = False) -> dict[str, Any]:
+        workdir: Path | None = None, keep: bool = False, turns: int = TURNS
+        ) -> dict[str, Any]:
     """Return the measurements described in the module docstring, as JSON-able data."""
     result: dict[str, Any] = {"benchmark": "writers", "drawers": drawers, "seconds": seconds,
                               "embedder": embedder, "machine": _machine()}
@@ -140,6 +161,8 @@ def run(drawers: int, seconds: float, embedder: str = "hash", seed: int = 0,
             "duplicated": len(mine) - len(set(mine)),  # a note stored twice
             "unexplained": len(contents) - expected,  # drawers neither more nor fewer
             "status_problem": end.status.problem}
+        del end
+        result["alternate"] = alternate(palace, embedder, turns)
     return result
 
 
@@ -163,38 +186,30 @@ def _write_together(base: Path, palace: Path, seconds: float, embedder: str,
     stop = time.perf_counter() + seconds  # each writer goes round at least once
 
     def server_loop(k: int, server: _Server) -> None:
-        writes, following, refused, reads, missed = [], [], [], 0, []
-        last_end = time.perf_counter()
+        writes, refused, reads, missed = [], [], 0, []
         i = 0
         while i == 0 or time.perf_counter() < stop:
             text = f"writers bench server {k} note {i}: the kettle, the violin, week {i % 52}"
             i += 1
             t0 = time.perf_counter()
-            followed = acks.others_since(f"server {k}", last_end)
             ok, got = server.tool("add_drawer", {"wing": "bench", "room": f"server-{k}",
                                                  "content": text})
             t1 = time.perf_counter()
-            last_end = t1
             if not ok:
                 refused.append(str(got)[:200])
                 continue
             acks.add(f"server {k}", got["drawer_id"])
             with notes_lock:
                 notes.add(text)
-            ms = (t1 - t0) * 1000
-            writes.append(ms)
-            if followed:
-                following.append(ms)
+            writes.append((t1 - t0) * 1000)
             if i % 2:
                 continue  # every other write comes straight after the last one
             latest = acks.latest()  # acknowledged before this read is sent
             ok, got = server.tool("get_drawer", {"drawer_id": latest[2]})
-            last_end = time.perf_counter()  # (a read follows the others too)
             reads += 1
             if not ok:
                 missed.append({"drawer": latest[2], "by": latest[1], "said": str(got)[:200]})
         out[f"server_{k}"] = {"writes": _percentiles(writes),
-                              "writes_after_another": _percentiles(following),
                               "refused": len(refused), "refusals": refused[:3],
                               "reads": reads, "reads_missing_a_write": len(missed),
                               "misses": missed[:3]}
@@ -254,7 +269,38 @@ def _write_together(base: Path, palace: Path, seconds: float, embedder: str,
                                                      "importer"))
     out["reads_missing_a_write"] = sum(out[f"server_{k}"]["reads_missing_a_write"]
                                        for k in range(2))
-    following = [out[f"server_{k}"]["writes_after_another"] for k in range(2)]
     out["_notes"] = notes
-    out["servers_writes_after_another"] = following
     return out
+
+
+def alternate(palace: Path, embedder: str, turns: int = TURNS) -> dict[str, Any]:
+    """Return what a write costs right after another process's write (two processes taking
+    turns: each write follows exactly one record of the other's) and right after the same
+    process's own (one process writing twice: nothing to follow), p50/p95, timed inside the
+    writing process. Cost: 4 × ``turns`` writes."""
+    procs = [subprocess.Popen([sys.executable, "-c", TURN_SCRIPT, str(palace), embedder, who],
+                              env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) for who in ("a", "b")]
+    for p in procs:
+        json.loads(p.stdout.readline())  # opened
+
+    def write(p: subprocess.Popen) -> dict[str, Any]:
+        p.stdin.write("write\n")
+        p.stdin.flush()
+        return json.loads(p.stdout.readline())
+
+    after_other, after_own, followed = [], [], 0
+    for _ in range(turns):
+        for p in procs:
+            got = write(p)  # the other wrote last
+            after_other.append(got["ms"])
+            followed += got["followed"].count("add_drawer") - 1  # minus its own
+    for _ in range(turns):
+        write(procs[0])
+        after_own.append(write(procs[0])["ms"])
+    for p in procs:
+        p.stdin.close()
+        p.wait(timeout=120)
+    return {"after_another_process": _percentiles(after_other[2:]),
+            "after_its_own": _percentiles(after_own),
+            "records_followed": followed}
