@@ -19,6 +19,10 @@ person who has to act on them, and each class carries a stable ``code``::
     │   └── PalaceDamaged        palace_damaged      its files are damaged: read-only until
     │                                                 repaired
     ├── WeightsError             embedder_weights    the MiniLM weights are missing or wrong
+    ├── Unauthorized             unauthorized        no token, an unknown or an expired one
+    │                                                 (palazzo serve, HTTP 401)
+    ├── Forbidden                forbidden           the token does not reach that operation
+    │                                                 or wing (palazzo serve, HTTP 403)
     ├── VectorsPending           vectors_pending     vectors are being computed elsewhere
     └── PackageMissing           package_missing     a library an operation needs is not
                                                      loaded (in the browser: not yet)
@@ -208,3 +212,15 @@ class PackageMissing(PalazzoError):
                          "(in the browser it arrives a few seconds after the page opens: "
                          "try again in a moment)")
         self.package = package
+
+
+class Unauthorized(PalazzoError):
+    """A palace server asked for a token and got none, an unknown one or an expired one."""
+
+    code = "unauthorized"
+
+
+class Forbidden(PalazzoError):
+    """The token does not reach the operation or the wing asked for; nothing was changed."""
+
+    code = "forbidden"

@@ -32,6 +32,8 @@ def free_port() -> int:
 class Served:
     """``palazzo serve`` on a palace, on a free port, until :meth:`stop`."""
 
+    token: str | None = None  # sent with every request when set
+
     def __init__(self, palace: Path, *extra: str) -> None:
         self.palace = palace
         self.port = free_port()
@@ -53,8 +55,11 @@ class Served:
     def request(self, method: str, path: str, body: bytes | None = None,
                 headers: dict | None = None) -> tuple[int, dict, bytes]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        headers = dict(headers or {})
+        if self.token and "Authorization" not in headers:
+            headers["Authorization"] = f"Bearer {self.token}"
         try:
-            conn.request(method, path, body=body, headers=headers or {})
+            conn.request(method, path, body=body, headers=headers)
             r = conn.getresponse()
             return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
         finally:
@@ -64,10 +69,12 @@ class Served:
         status, _, data = self.request("GET", path)
         return status, data
 
-    def op(self, name: str, args: dict | None = None) -> tuple[int, dict]:
+    def op(self, name: str, args: dict | None = None, token: str | None = None
+           ) -> tuple[int, dict]:
+        headers = {"Content-Type": "application/json",
+                   **({"Authorization": f"Bearer {token}"} if token else {})}
         status, _, data = self.request("POST", f"/api/ops/{name}",
-                                       json.dumps(args or {}).encode(),
-                                       {"Content-Type": "application/json"})
+                                       json.dumps(args or {}).encode(), headers)
         return status, json.loads(data)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
@@ -198,7 +205,7 @@ def test_the_web_app_is_served_from_the_same_origin_and_other_addresses_are_refu
     done = subprocess.run([sys.executable, "-m", "palazzo", "serve", "--palace",
                            str(tmp_path / "atrium"), "--host", "0.0.0.0", "--embedder", "hash"],
                           env=ENV, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and "loopback address only" in done.stderr
+    assert done.returncode == 1 and "asks every caller for a token" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 
@@ -325,3 +332,101 @@ def test_the_command_line_and_an_mcp_server_go_through_a_running_server(served):
     assert not (served.palace / ".server.json").exists()  # gone with the server
     alone = cli(served.palace, "add", "--wing", "w", "--room", "r", "the files again")
     assert alone.returncode == 0, alone.stderr
+
+
+def token(palace: Path, *argv: str) -> str:
+    done = cli(palace, "token", "create", *argv)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_tokens_read_write_admin_and_wings(tmp_path):
+    palace = tmp_path / "atrium"
+    subprocess.run([sys.executable, "-m", "palazzo", "init", "--palace", str(palace)],
+                   env=ENV, check=True, capture_output=True)
+    for wing, text in (("work", "Clerk over Auth0, for pricing"),
+                       ("home", "the garden's tomatoes need staking"),
+                       ("home", "Kai's birthday is in June")):
+        assert cli(palace, "add", "--wing", wing, "--room", "notes", text).returncode == 0
+    reader = token(palace, "--scope", "read")
+    writer = token(palace, "--scope", "write")
+    admin = token(palace, "--scope", "admin")
+    work = token(palace, "--scope", "write", "--wing", "work")
+    listed = json.loads(cli(palace, "token", "list").stdout)
+    assert [t["scope"] for t in listed] == ["read", "write", "admin", "write"]
+    assert all("sha256" not in t for t in listed)
+    stored = (palace / "tokens.json").read_text()
+    assert reader not in stored and writer not in stored  # only hashes are kept
+    assert os.stat(palace / "tokens.json").st_mode & 0o777 == 0o600
+
+    server = Served(palace, "--tokens")
+    try:
+        status, err = server.op("palace_status")
+        assert status == 401 and err["error"]["code"] == "unauthorized"
+        assert server.op("palace_status", token="pzt_wrong")[0] == 401
+        assert server.get("/metrics")[0] == 401 and server.get("/health/live")[0] == 200
+        assert server.op("palace_status", token=reader)[1]["drawers"] == 3
+        status, err = server.op("add_drawer", {"wing": "w", "room": "r", "content": "x"},
+                                token=reader)
+        assert status == 403 and err["error"]["code"] == "forbidden"  # a read token
+        assert server.op("add_drawer", {"wing": "w", "room": "r", "content": "by a writer"},
+                         token=writer)[0] == 200
+        assert server.op("decay_now", {}, token=writer)[0] == 403  # admin only
+        assert server.op("decay_now", {}, token=admin)[0] == 200
+
+        # A wing-scoped token: its wing only, everything else refused or not told.
+        status, found = server.op("search", {"query": "tomatoes garden pricing Kai"},
+                                  token=work)
+        assert status == 200 and {h["wing"] for h in found["results"]} == {"work"}
+        assert set(found) == {"query", "results"}  # no knowledge-graph context
+        status, _ = server.op("search", {"query": "garden", "wing": "home"}, token=work)
+        assert status == 403
+        wings = server.op("list_wings", {}, token=work)[1]["wings"]
+        assert [w["name"] for w in wings] == ["work"]
+        home = server.op("search", {"query": "tomatoes", "wing": "home"},
+                         token=admin)[1]["results"][0]["drawer_id"]
+        status, err = server.op("get_drawer", {"drawer_id": home}, token=work)
+        assert status == 404  # not even told it exists
+        assert server.op("delete_drawer", {"drawer_id": home}, token=work)[0] == 404
+        for name, args in (("export", {}), ("kg_query", {"entity": "kai"}),
+                           ("palace_status", {}), ("export_graph", {}),
+                           ("list_turns", {"conversation": "c"})):
+            status, err = server.op(name, args, token=work)
+            assert status == 403 and "scoped to wings work" in err["error"]["message"]
+        assert server.op("add_drawer", {"wing": "home", "room": "r", "content": "x"},
+                         token=work)[0] == 403
+        status, out = server.op("add_drawer", {"wing": "work", "room": "r",
+                                               "content": "the work wing's note"}, token=work)
+        assert status == 200
+
+        # The change feed: a wing-scoped listener hears its wing's writes only.
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        conn.request("GET", "/api/events", headers={"Authorization": f"Bearer {work}"})
+        stream = conn.getresponse()
+        assert stream.status == 200
+        stream.readline()
+        server.op("add_drawer", {"wing": "home", "room": "r", "content": "private"},
+                  token=admin)
+        _, mine = server.op("add_drawer", {"wing": "work", "room": "r", "content": "shared"},
+                            token=work)
+        event = None
+        while event is None:
+            line = stream.readline().decode()
+            if line.startswith("data: "):
+                event = json.loads(line[6:])
+        conn.close()
+        assert event["ids"] == [mine["drawer_id"]] and "wings" not in event
+        anonymous = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        anonymous.request("GET", "/api/events")
+        assert anonymous.getresponse().status == 401
+        anonymous.close()
+    finally:
+        server.stop()
+    revoked = listed[0]["id"]
+    assert cli(palace, "token", "revoke", revoked).returncode == 0
+    server = Served(palace, "--tokens")
+    try:
+        assert server.op("palace_status", token=reader)[0] == 401  # revoked
+        assert server.op("palace_status", token=writer)[0] == 200
+    finally:
+        server.stop()

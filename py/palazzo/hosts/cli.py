@@ -364,7 +364,7 @@ def _serve(args) -> int:
     web app from the same origin when there is one."""
     from palazzo.hosts.server.app import check_host, serve
 
-    check_host(args.host)
+    check_host(args.host, Path(args.palace).expanduser(), args.tokens)
     site = Path(args.site) if args.site else Path(__file__).resolve().parents[3] / "dist"
     with _open(args) as d:
         shown = site if (site / "index.html").is_file() else None
@@ -372,7 +372,30 @@ def _serve(args) -> int:
               f"(API /api/ops/<name>, feed /api/events"
               + (f", web app from {site}" if shown else ", no web app: no built site")
               + "; Ctrl-C stops)", file=sys.stderr)
-        return serve(d, args.host, args.port, shown)
+        return serve(d, args.host, args.port, shown, args.tokens, tuple(args.allow_host or ()))
+
+
+def _token(args) -> int:
+    """``palazzo token``: create (the secret printed once, on stdout), list, revoke."""
+    from palazzo.hosts.server.tokens import Tokens
+
+    path = Path(args.palace).expanduser()
+    if not (path.is_dir() and any(p.name.startswith("snapshot-") for p in path.iterdir())):
+        raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
+    tokens = Tokens(path)
+    if args.action == "create":
+        secret, token = tokens.create(args.scope, args.wing, args.name, args.expires)
+        print(secret)
+        print(f"palazzo: token {token.id} ({token.scope}"
+              + (f", wings {', '.join(token.wings)}" if token.wings else "")
+              + "): shown once, only its hash is kept", file=sys.stderr)
+    elif args.action == "list":
+        _print([t.public() for t in tokens.all()])
+    else:
+        if not args.id:
+            raise PalazzoError("give the id of the token to revoke (`palazzo token list`)")
+        print(f"revoked {tokens.revoke(args.id).id}")
+    return 0
 
 
 def _url_host(host: str) -> str:
@@ -710,9 +733,23 @@ def parser() -> argparse.ArgumentParser:
     cmd("mcp", _mcp, "serve the palace to MCP clients over stdio")
     c = cmd("serve", _serve, "serve the palace over HTTP (every operation, the change feed, "
             "health, metrics) and the built web app, on the loopback address")
-    c.add_argument("--host", default="127.0.0.1", help="127.0.0.1 (default) or ::1")
+    c.add_argument("--host", default="127.0.0.1", help="127.0.0.1 (default) or ::1; any "
+                   "other address asks every caller for a token")
     c.add_argument("--port", type=int, default=8765)
     c.add_argument("--site", help="the built web app (default: dist/ of this checkout)")
+    c.add_argument("--tokens", action="store_true", help="ask for a token on loopback too")
+    c.add_argument("--allow-host", action="append", metavar="NAME",
+                   help="a name the Host header may give (this machine's name on a private "
+                   "network); repeat for more")
+    c = cmd("token", _token, "tokens for palazzo serve: create (printed once; only its "
+            "hash is kept), list, revoke")
+    c.add_argument("action", choices=["create", "list", "revoke"])
+    c.add_argument("id", nargs="?", help="revoke: the token's id")
+    c.add_argument("--scope", choices=["read", "write", "admin"], default="read")
+    c.add_argument("--wing", action="append", metavar="WING",
+                   help="the token sees and writes only this wing; repeat for more")
+    c.add_argument("--expires", type=float, metavar="DAYS", help="days until it expires")
+    c.add_argument("--name", default="", help="a name to tell it by")
     from palazzo.bench import cli as bench
 
     bench.add_parsers(sub).set_defaults(fn=_bench)

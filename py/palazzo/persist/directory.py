@@ -234,13 +234,18 @@ class PalaceDirectory:
 
     def take_changes(self) -> tuple[list[dict[str, Any]], dict[str, int]]:
         """Return the writes this process made or followed since the last take (the store's
-        ``changes``: ``{"seq", "op", "ids"}`` each, oldest first) and where the palace
+        ``changes``: ``{"seq", "op", "ids", "wings"}`` each, oldest first, ``wings`` those of
+        the drawers it names that are still there) and where the palace
         stands (``seq``, ``generation``, ``journal_records``, ``journal_bytes``), emptying
         the list: what a change feed sends. Cost: copying the list."""
         with self._serial:
             store = self.store
             events = list(store.changes)
             store.changes.clear()
+            drawers = store.palace.drawers
+            for e in events:  # the wings a change touched (a wing-scoped listener's filter)
+                rows = [drawers.row_of.get(i) for i in e["ids"]]
+                e["wings"] = sorted({drawers.wing[r] for r in rows if r is not None})
             st = store.status
             return events, {"seq": store.seq, "generation": st.generation,
                             "journal_records": st.journal_records,

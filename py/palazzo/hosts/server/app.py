@@ -41,9 +41,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from palazzo.core import jsontext
 from palazzo.errors import (
+    Forbidden,
     NotFound,
     PalazzoError,
     ReadOnly,
+    Unauthorized,
     UnknownOperation,
     ValidationError,
 )
@@ -51,6 +53,7 @@ from palazzo.hosts.server import openapi
 from palazzo.hosts.server.client import remove_discovery, write_discovery
 from palazzo.hosts.server.feed import KEEPALIVE_S, POLL_S, Feed, frame
 from palazzo.hosts.server.streamable import StreamableMcp
+from palazzo.hosts.server.tokens import Scoped, Token, Tokens
 
 mimetypes.add_type("application/wasm", ".wasm")  # what Pyodide's files are served as
 mimetypes.add_type("text/javascript", ".mjs")
@@ -59,7 +62,8 @@ MAX_BODY = 64 << 20  # bytes of a request body (the MCP server's line limit)
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 # HTTP status by error class, most specific first.
 STATUS: tuple[tuple[type[PalazzoError], int], ...] = (
-    (UnknownOperation, 404), (NotFound, 404), (ValidationError, 400), (ReadOnly, 409))
+    (UnknownOperation, 404), (NotFound, 404), (ValidationError, 400), (ReadOnly, 409),
+    (Unauthorized, 401), (Forbidden, 403))
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -192,8 +196,10 @@ class Metrics:
 class Server:
     """The app's state: the palace directory, the change feed, the metrics, the poller."""
 
-    def __init__(self, directory: Any, call_timeout: float = CALL_TIMEOUT) -> None:
+    def __init__(self, directory: Any, call_timeout: float = CALL_TIMEOUT,
+                 tokens: Tokens | None = None) -> None:
         self.directory = directory
+        self.tokens = tokens  # None: no token is asked for (loopback without --tokens)
         self.registry = directory.registry
         self.call_timeout = call_timeout
         self.feed = Feed()
@@ -203,11 +209,19 @@ class Server:
         self.ready = True
 
     # -- the palace, in worker threads -------------------------------------------------------
-    def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Run an operation (in a worker thread) and publish the writes it and its follow
-        saw. Cost: the operation's."""
+    def token(self, request: Request) -> Token | None:
+        """Return the request's token (None when the server asks for none); raise
+        Unauthorized when it asks and the request has no valid one."""
+        if self.tokens is None:
+            return None
+        return self.tokens.check(request.headers.get("authorization"))
+
+    def call(self, name: str, args: dict[str, Any], token: Token | None = None
+             ) -> dict[str, Any]:
+        """Run an operation (in a worker thread) as ``token`` may, and publish the writes it
+        and its follow saw. Cost: the operation's."""
         try:
-            return self.directory.call(name, args)
+            return Scoped(self.directory, token).call(name, args)
         finally:
             self.publish()
 
@@ -250,6 +264,10 @@ class Server:
         return response
 
     async def _op(self, name: str, request: Request) -> Response:
+        try:
+            token = self.token(request)
+        except Unauthorized as err:
+            return _error(401, err.code, str(err), "Unauthorized")
         if name not in self.registry.names():
             return _error(404, "unknown_operation", f"no operation named {name!r} (the list: "
                           "GET /api/openapi.json)", "UnknownOperation")
@@ -263,7 +281,7 @@ class Server:
                           "operation's arguments", "ValidationError")
         try:
             with anyio.fail_after(self.call_timeout):
-                result = await anyio.to_thread.run_sync(self.call, name, args,
+                result = await anyio.to_thread.run_sync(self.call, name, args, token,
                                                         abandon_on_cancel=True)
         except TimeoutError:
             return _error(504, "timeout", f"{name} took longer than {self.call_timeout:g} s; "
@@ -288,6 +306,10 @@ class Server:
         return JSONResponse(openapi.document(self.registry))
 
     async def events(self, request: Request) -> Response:
+        try:
+            scope = Scoped(self.directory, self.token(request))
+        except Unauthorized as err:
+            return _error(401, err.code, str(err), "Unauthorized")
         queue = self.feed.listen()
 
         async def stream() -> AsyncIterator[str]:
@@ -299,7 +321,8 @@ class Server:
                     except TimeoutError:
                         yield ": keepalive\n\n"
                         continue
-                    yield frame(event)
+                    if scope.visible(event) or event.get("op") == "lagged":
+                        yield frame({k: v for k, v in event.items() if k != "wings"})
                     if event.get("op") == "lagged":
                         return
             finally:
@@ -319,6 +342,10 @@ class Server:
                             status_code=200 if ok else 503)
 
     async def metrics_(self, request: Request) -> Response:
+        try:
+            self.token(request)
+        except Unauthorized as err:
+            return _error(401, err.code, str(err), "Unauthorized")
         return PlainTextResponse(self.metrics.text({
             "feed_listeners": self.feed.listeners, "feed_events": self.feed.published}),
             media_type="text/plain; version=0.0.4")
@@ -326,11 +353,12 @@ class Server:
 
 def make_app(directory: Any, *, port: int | None = None, site: Path | None = None,
              call_timeout: float = CALL_TIMEOUT, max_body: int = MAX_BODY,
-             hosts: frozenset[str] = LOOPBACK) -> tuple[Starlette, Server]:
+             hosts: frozenset[str] = LOOPBACK, tokens: Tokens | None = None
+             ) -> tuple[Starlette, Server]:
     """Return the ASGI app serving ``directory`` (and the built web app in ``site``) and its
     :class:`Server`. ``port`` is the one the server listens on (for the Host and Origin
-    checks; None: any)."""
-    server = Server(directory, call_timeout)
+    checks; None: any); ``tokens``: ask every call for one of them."""
+    server = Server(directory, call_timeout, tokens)
     routes = [Route("/api/ops/{name}", server.op, methods=["POST"]),
               Route("/api/ops/{name}", server.not_posted,
                     methods=["GET", "PUT", "PATCH", "DELETE"]),
@@ -350,21 +378,35 @@ def make_app(directory: Any, *, port: int | None = None, site: Path | None = Non
     return app, server
 
 
-def check_host(host: str) -> None:
-    """Raise ValidationError unless ``host`` is a loopback address: until tokens guard the
-    server, nothing but this machine may reach it."""
-    if host not in LOOPBACK:
-        raise ValidationError(f"palazzo serve listens on the loopback address only "
-                              f"(127.0.0.1, ::1) until tokens guard it; {host!r} is not one")
+def check_host(host: str, palace: Path, require_tokens: bool = False) -> Tokens | None:
+    """Return the tokens the server must ask for (None: none, the loopback default).
+    Listening beyond the loopback address asks for them always, and is refused while the
+    palace has none (``palazzo token create``)."""
+    if host in LOOPBACK and not require_tokens:
+        return None
+    tokens = Tokens(palace)
+    if not tokens.all():
+        raise ValidationError(
+            f"palazzo serve on {host!r} asks every caller for a token, and this palace has "
+            "none yet: make one with `palazzo token create --scope write` (or listen on "
+            "127.0.0.1)" if host not in LOOPBACK else
+            "--tokens asks every caller for a token, and this palace has none yet: make one "
+            "with `palazzo token create --scope write`")
+    return tokens
 
 
 def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
-          site: Path | None = None) -> int:
-    """Serve ``directory`` on ``host``:``port`` until SIGINT or SIGTERM; return 0."""
+          site: Path | None = None, require_tokens: bool = False,
+          allow_hosts: tuple[str, ...] = ()) -> int:
+    """Serve ``directory`` on ``host``:``port`` until SIGINT or SIGTERM; return 0.
+    ``allow_hosts``: more names the ``Host`` header may give (the machine's name on a
+    private network)."""
     import uvicorn
 
-    check_host(host)
-    app, server = make_app(directory, port=port, site=site)
+    tokens = check_host(host, directory.path, require_tokens)
+    names = frozenset({*LOOPBACK, *(h.lower() for h in allow_hosts),
+                       *([host] if host not in ("0.0.0.0", "::") else [])})
+    app, server = make_app(directory, port=port, site=site, hosts=names, tokens=tokens)
     server.publish()
     server.start()
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",

@@ -31,8 +31,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from palazzo.core import jsontext
-from palazzo.errors import ValidationError
+from palazzo.errors import Unauthorized, ValidationError
 from palazzo.hosts.mcp.server import McpServer
+from palazzo.hosts.server.tokens import Scoped
 
 SESSIONS = 1000  # handshake-era sessions kept at once
 SESSION_HEADER = "mcp-session-id"
@@ -50,15 +51,15 @@ class StreamableMcp:
         self.server = server
         self._lock = threading.Lock()
         self._sessions: collections.OrderedDict[str, McpServer] = collections.OrderedDict()
-        self._stateless = McpServer(server.directory)
+        self._stateless = McpServer(Scoped(server.directory, None))
 
     def _session(self, sid: str) -> McpServer | None:
         with self._lock:
             return self._sessions.get(sid)
 
-    def _start(self) -> tuple[str, McpServer]:
+    def _start(self, store: Any) -> tuple[str, McpServer]:
         sid = secrets.token_hex(16)
-        mcp = McpServer(self.server.directory)
+        mcp = McpServer(store)
         with self._lock:
             self._sessions[sid] = mcp
             while len(self._sessions) > SESSIONS:
@@ -74,19 +75,26 @@ class StreamableMcp:
         if request.method != "POST":
             return Response(status_code=405, headers={"Allow": "POST, DELETE"})
         try:
+            token = self.server.token(request)
+        except Unauthorized as err:
+            return _rpc_error(-32001, str(err), 401)
+        store = Scoped(self.server.directory, token)
+        try:
             message = jsontext.loads(await request.body(), "the message")
         except ValidationError as err:
             return _rpc_error(-32700, str(err))
         started = None
         if isinstance(message, dict) and message.get("method") == "initialize":
-            started, mcp = self._start()
+            started, mcp = self._start(store)
         elif SESSION_HEADER in request.headers:
             mcp = self._session(request.headers[SESSION_HEADER])
+            if mcp is not None and getattr(mcp.store, "token", None) != token:
+                mcp = None  # a session is its token's alone
             if mcp is None:
                 return _rpc_error(-32001, "no such session (the server was restarted or the "
                                   "session ended): initialize again", 404)
-        else:
-            mcp = self._stateless  # the 2026-07-28 envelope; else "send initialize first"
+        else:  # the 2026-07-28 envelope; else "send initialize first"
+            mcp = self._stateless if token is None else McpServer(store)
         try:
             with anyio.fail_after(self.server.call_timeout):
                 reply = await anyio.to_thread.run_sync(self._handle, mcp, message,
