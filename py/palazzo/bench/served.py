@@ -159,11 +159,10 @@ def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
                 continue
             ms = (time.perf_counter() - t0) * 1000
             with lock:
-                if status != 200:
-                    (errors.append if not down.is_set() else lambda _e: None)(
-                        f"{op} {status} {data[:200]!r}")
-                    if down.is_set():
-                        unavailable[0] += 1
+                if status != 200 and down.is_set():
+                    unavailable[0] += 1  # answered while it went down: not an error
+                elif status != 200:
+                    errors.append(f"{op} {status} {data[:200]!r}")
                 else:
                     since = restarted_at[0]
                     (after if since is not None and t0 - since < 10 else lat)[op].append(ms)
