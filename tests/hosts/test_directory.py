@@ -392,3 +392,27 @@ def test_writes_interleave_with_a_command_line_import_batch_by_batch(tmp_path):
     assert len(on_disk) == status["drawers"]
     assert on_disk == sorted([*drawers_on_disk(alone), "before the import", *mine])
     assert status["embedded"] == status["drawers"]  # and the import's vectors came after
+
+
+def test_a_process_that_saw_damage_follows_another_processes_repair(palace):
+    with PalaceDirectory(palace, make) as d:
+        add(d, "second")
+        add(d, "third")
+    journal = max(palace.glob("journal-*.log"))
+    data = bytearray(journal.read_bytes())
+    data[-3] ^= 0xFF  # the last record's checksum fails: damage, not a crash
+    journal.write_bytes(bytes(data))
+    seen = PalaceDirectory(palace, make)
+    try:
+        assert seen.status.damaged and seen.status.read_only
+        with pytest.raises(ReadOnly, match="damaged"):
+            add(seen, "refused")
+        assert seen.store.follow() == "none"  # nothing changed on disk: no boot each call
+        with PalaceDirectory(palace, make) as fixer:
+            assert fixer.repair()["repaired"]
+        assert seen.call("palace_status")["drawers"] == 2  # it read the repaired palace
+        assert not seen.status.read_only
+        add(seen, "after the repair")
+    finally:
+        seen.close()
+    assert drawers_on_disk(palace) == ["after the repair", "by the first writer", "second"]

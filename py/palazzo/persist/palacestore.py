@@ -245,6 +245,7 @@ class PalaceStore:
         self._failed: list[tuple[Record, str]] = []  # records set aside (verified, no apply)
         self._aside: set[str] = set()  # damaged files that repair moves aside
         self._words_only = False  # within words_first: drawers are added without vectors
+        self._blocked_tip: bytes | None = None  # the tip a blocked store last saw (follow)
         # The latest writes this store made or followed, for a change feed (palazzo serve):
         # {"seq", "op", "ids"} each; a boot that follows others adds one "reloaded".
         self.changes: collections.deque[dict[str, Any]] = collections.deque(maxlen=CHANGES)
@@ -624,9 +625,16 @@ class PalaceStore:
         keys are read again when another process stored a new one. Cost: reading the tip
         (28 bytes) and, when something was written, the new records and their replay
         (decoding recorded vectors, never embedding)."""
+        raw = self.space.read(TIP) or b""
         if self.blocked:
-            return "none"  # read-only until repaired: a reboot would find the same
-        tip = Tip.decode(self.space.read(TIP) or b"")
+            # Read-only until repaired: a reboot would find the same, unless the files were
+            # written since (another process repaired them).
+            if raw == self._blocked_tip:
+                return "none"
+            self.boot()
+            self._blocked_tip = raw if self.blocked else None
+            return "boot"
+        tip = Tip.decode(raw)
         gen = self.status.generation
         if tip is None:
             if gen == 0 and not self.space.names():
