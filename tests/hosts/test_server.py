@@ -430,3 +430,51 @@ def test_tokens_read_write_admin_and_wings(tmp_path):
         assert server.op("palace_status", token=writer)[0] == 200
     finally:
         server.stop()
+
+
+def test_the_real_codex_clis_requests_replayed_get_the_answers_it_accepted(tmp_path):
+    recorded = [json.loads(line) for line in
+                (Path(__file__).parent / "data" / "codex-mcp-http" / "exchanges.jsonl")
+                .read_text().splitlines()]
+    palace = tmp_path / "atrium"
+    subprocess.run([sys.executable, "-m", "palazzo", "init", "--palace", str(palace)],
+                   env=ENV, check=True, capture_output=True)
+    secret = token(palace, "--scope", "write")
+    server = Served(palace, "--tokens")
+    sessions: dict = {}
+    try:
+        for i, exchange in enumerate(recorded):
+            q, want = exchange["request"], exchange["response"]
+            headers = {k: v for k, v in q["headers"].items()
+                       if k.lower() not in ("content-length", "accept-encoding")}
+            headers["authorization"] = f"Bearer {secret}"
+            old = headers.get("mcp-session-id")
+            if old is not None:
+                headers["mcp-session-id"] = sessions[old]
+            status, got, body = server.request(q["method"], q["path"],
+                                               q["body"].encode() or None, headers)
+            assert status == want["status"], (q, status, body)
+            assert ("mcp-session-id" in got) == want["session"]
+            reply = json.loads(body) if body else None
+            if want["session"]:  # the recorded session id stands for the one handed out now
+                recorded_id = next(e["request"]["headers"]["mcp-session-id"]
+                                   for e in recorded[i + 1:]
+                                   if "mcp-session-id" in e["request"]["headers"])
+                sessions[recorded_id] = got["mcp-session-id"]
+            expected = want["reply"]
+            if expected is None:
+                assert reply is None
+                continue
+            if "tools" in (expected.get("result") or {}):
+                assert [t["name"] for t in reply["result"]["tools"]] == \
+                    expected["result"]["tools"]
+            elif "content" in (expected.get("result") or {}):
+                assert reply["result"]["isError"] is expected["result"]["isError"] is False
+                text = reply["result"]["content"][0]["text"]
+                assert "staging database moved to port 5433" in text or '"created": true' \
+                    in text, text
+            else:
+                assert reply["result"]["protocolVersion"] == \
+                    expected["result"]["protocolVersion"]
+    finally:
+        server.stop()

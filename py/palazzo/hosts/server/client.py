@@ -6,7 +6,8 @@ and ``palazzo mcp`` look for it (:func:`find_server`; ``$PALAZZO_URL`` names a s
 directly) and, when it answers, call the server (:class:`RemotePalace`) instead of opening
 the palace's files, so every process on the machine shares the server's one palace in
 memory instead of each loading it. Where none runs (or it does not answer within a second),
-they open the directory as before: many processes may write it anyway.
+they open the directory as before: many processes may write it anyway. ``$PALAZZO_TOKEN``
+is sent as the bearer token to a server that asks for one.
 """
 
 from __future__ import annotations
@@ -79,8 +80,12 @@ def _request(url: str, method: str, path: str, body: bytes | None,
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80,
                                       timeout=timeout)
+    headers = {"Content-Type": "application/json"}
+    token = os.environ.get("PALAZZO_TOKEN")
+    if token:  # a server that asks for tokens
+        headers["Authorization"] = f"Bearer {token}"
     try:
-        conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+        conn.request(method, path, body=body, headers=headers)
         r = conn.getresponse()
         return r.status, r.read()
     finally:
