@@ -56,6 +56,14 @@ and rooms; bulk replace) check everything before they change anything, so their 
 snapshot N, then the writer wrote N+1 and deleted N-1's files) notices that the files changed
 under it and reads again.
 
+**Many processes write one palace** (:class:`palazzo.persist.directory.PalaceDirectory`): a
+store is the writer only while its process holds the lock for one write, and before the write,
+or before any read, :meth:`PalaceStore.follow` replays what the others appended since (the
+journal's tail; across another's compaction, the rest of the old journal and then the new one,
+since snapshot N+1 holds exactly journal N's records) or boots when that cannot explain the
+files (an import, damage). Every store keeps its latest writes and follows in ``changes`` for a
+change feed.
+
 Compaction writes snapshot N+1 whole, reads it back and verifies it, writes an empty journal
 N+1 and the tip, then deletes generation N-1 (generation N stays, for a fallback). A crash
 between any two steps leaves a bootable state. No rename is needed, so OPFS and IndexedDB
