@@ -11,7 +11,9 @@ meanwhile (what fails then is counted as ``unavailable``, not as errors). At the
 
 What it reports: latency as a client sees it (HTTP included) by operation, p50/p95/p99,
 apart for the calls in the seconds after the restart; errors (any other answer than 200);
-the restart's seconds until the server answered again; acknowledged writes lost. With the
+the restart's seconds until the server answered again; acknowledged writes lost; how many
+compactions the run made (the palace's generation from ``/metrics`` at the start and the end)
+and how many calls took over a second. With the
 ``hash`` embedder a search's query embedding costs next to nothing (the issue's "excluding
 query embedding"); ``minilm`` includes it. Operations run one at a time in the server (its
 palace is not thread-safe), so with every client sending back to back the latency is mostly
@@ -31,21 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from palazzo.bench import exportgen
 from palazzo.bench.scale import _child, _machine, _palazzo, scratch
-from palazzo.bench.writers import _env, _open
+from palazzo.bench.writers import _env, _open, _percentiles
 
 READY_S = 120.0  # how long a (re)start may take before the benchmark gives up
-
-
-def _percentiles(ms: list[float]) -> dict[str, Any]:
-    if not ms:
-        return {"count": 0}
-    a = np.asarray(ms)
-    return {"count": len(ms), **{f"p{q}_ms": round(float(np.percentile(a, q)), 2)
-                                 for q in (50, 95, 99)}, "max_ms": round(float(a.max()), 2)}
 
 
 def _free_port() -> int:
@@ -80,6 +72,22 @@ def _live(port: int) -> bool:
         return ok
     except OSError:
         return False
+
+
+def _generation(port: int) -> int | None:
+    """Return the palace's generation as the server's metrics say (None when unreadable):
+    one more after each compaction."""
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+        conn.close()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("palazzo_generation "):
+            return int(float(line.split()[1]))
+    return None
 
 
 def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
@@ -175,6 +183,7 @@ def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
     for t in threads:
         t.start()
     restart: dict[str, Any] = {}
+    first_generation = _generation(port)
     if kill:
         time.sleep(seconds / 2)
         down.set()
@@ -189,7 +198,13 @@ def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
         server.proc = again.proc
     for t in threads:
         t.join()
-    return {"search": _percentiles(lat["search"]), "add_drawer": _percentiles(lat["add_drawer"]),
+    last_generation = _generation(port)
+    slow = sum(1 for v in (*lat.values(), *after.values()) for ms in v if ms > 1000)
+    return {"compactions": None if None in (first_generation, last_generation)
+            else last_generation - first_generation,  # (a kill's restart compacts none)
+            "calls_over_1s": slow,
+            "search": _percentiles(lat["search"]),
+            "add_drawer": _percentiles(lat["add_drawer"]),
             "after_restart_10s": {op: _percentiles(v) for op, v in after.items()},
             "errors": len(errors), "error_examples": errors[:5],
             "unavailable_during_restart": unavailable[0], "restart": restart,
