@@ -416,3 +416,21 @@ def test_a_process_that_saw_damage_follows_another_processes_repair(palace):
     finally:
         seen.close()
     assert drawers_on_disk(palace) == ["after the repair", "by the first writer", "second"]
+
+
+def test_a_new_generation_that_holds_more_than_the_old_journal_shows_is_followed_by_a_boot(
+        palace):
+    a, b = PalaceDirectory(palace, make), PalaceDirectory(palace, make)
+    try:
+        a.call("palace_status")
+        old = palace / f"journal-{a.status.generation:08d}.log"
+        at = old.stat().st_size
+        add(b, "one")
+        add(b, "two")
+        b.compact()
+        os.truncate(old, at)  # the old journal no longer shows what the new snapshot holds
+        assert a.store.follow() == "boot"  # not a tail that would miss "one" and "two"
+        assert a.call("palace_status")["drawers"] == 3
+    finally:
+        a.close()
+        b.close()

@@ -677,6 +677,13 @@ class PalaceStore:
             return "boot"
         if not records and tip.generation == gen:
             return "none"
+        if tip.generation == gen + 1 and not last[1].records and \
+                (records[-1].seq if records else self.seq) != tip.seq:
+            # A new generation with nothing appended yet holds exactly the tip's records; a
+            # count that differs is not a compaction of what this store read (a repair that
+            # set records aside): boot.
+            self.boot()
+            return "boot"
         try:
             done = [(r, self._replay(self.palace, r)) for r in records]
         except Exception:

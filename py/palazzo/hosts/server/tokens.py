@@ -138,7 +138,10 @@ class Tokens:
         if not header or not header.startswith("Bearer "):
             raise Unauthorized("this server asks for a token: Authorization: Bearer <token> "
                                "(`palazzo token create`)")
-        self._load()
+        try:
+            self._load()
+        except PalazzoError as err:  # an unreadable tokens.json lets nobody in, and says so
+            raise Unauthorized(str(err)) from None
         token = self._by_hash.get(_digest(header[7:].strip()))
         if token is None:
             raise Unauthorized("unknown token (revoked, or never made for this palace)")
