@@ -88,14 +88,19 @@ def _open(args, create: bool = True, served: bool = False):
         url = find_server(path)
         if url is not None:
             return RemotePalace(url, path)
-    if not create and not (path.is_dir() and any(p.name.startswith("snapshot-")
-                                                 for p in path.iterdir())):
-        raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
+    if not create:
+        _require_palace(path)
     embedder = make_embedder(args.embedder)
     d = PalaceDirectory(path, lambda **kw: Palace(embedder=embedder, **kw))
     if d.status.damaged:
         args.damaged = d.status.problem  # said after a command that succeeds (main)
     return d
+
+
+def _require_palace(path: Path) -> None:
+    """Raise PalazzoError (one line) unless ``path`` holds a palace (a snapshot)."""
+    if not (path.is_dir() and any(p.name.startswith("snapshot-") for p in path.iterdir())):
+        raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
 
 
 def _print(result) -> None:
@@ -363,12 +368,13 @@ def _serve(args) -> int:
     """``palazzo serve``: the palace over HTTP (:mod:`palazzo.hosts.server`), and the built
     web app from the same origin when there is one."""
     from palazzo.hosts.server.app import check_host, serve
+    from palazzo.hosts.server.client import url_of
 
     check_host(args.host, Path(args.palace).expanduser(), args.tokens)
     site = Path(args.site) if args.site else Path(__file__).resolve().parents[3] / "dist"
     with _open(args) as d:
         shown = site if (site / "index.html").is_file() else None
-        print(f"palazzo: serving {d.path} at http://{_url_host(args.host)}:{args.port}/ "
+        print(f"palazzo: serving {d.path} at {url_of(args.host, args.port)}/ "
               f"(API /api/ops/<name>, feed /api/events"
               + (f", web app from {site}" if shown else ", no web app: no built site")
               + "; Ctrl-C stops)", file=sys.stderr)
@@ -380,8 +386,7 @@ def _token(args) -> int:
     from palazzo.hosts.server.tokens import Tokens
 
     path = Path(args.palace).expanduser()
-    if not (path.is_dir() and any(p.name.startswith("snapshot-") for p in path.iterdir())):
-        raise PalazzoError(f"no palace in {path}: run `palazzo init` first (or pass --palace)")
+    _require_palace(path)
     tokens = Tokens(path)
     if args.action == "create":
         secret, token = tokens.create(args.scope, args.wing, args.name, args.expires)
@@ -396,10 +401,6 @@ def _token(args) -> int:
             raise PalazzoError("give the id of the token to revoke (`palazzo token list`)")
         print(f"revoked {tokens.revoke(args.id).id}")
     return 0
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
 
 
 def _json_args(text: str | None) -> dict:

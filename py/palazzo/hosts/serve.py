@@ -8,6 +8,14 @@ import http.server
 import threading
 from pathlib import Path
 
+# Sent with every file of the site: no stale caching between builds, and cross-origin
+# isolation, which lets the embedding worker run ONNX Runtime on more than one thread
+# (SharedArrayBuffer). Everything the site loads is its own, so nothing breaks; a plain static
+# host without these headers still works on one thread.
+SITE_HEADERS = (("Cache-Control", "no-cache"),
+                ("Cross-Origin-Opener-Policy", "same-origin"),
+                ("Cross-Origin-Embedder-Policy", "require-corp"))
+
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
     """Static files with the types Pyodide needs and no stale caching between builds."""
@@ -23,12 +31,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     }
 
     def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-cache")
-        # Cross-origin isolation: lets the embedding worker run ONNX Runtime on more than one
-        # thread (SharedArrayBuffer). Everything the site loads is its own, so nothing breaks;
-        # a plain static host without these headers still works on one thread.
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        for name, value in SITE_HEADERS:
+            self.send_header(name, value)
         super().end_headers()
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature

@@ -49,8 +49,9 @@ from palazzo.errors import (
     UnknownOperation,
     ValidationError,
 )
+from palazzo.hosts.serve import SITE_HEADERS
 from palazzo.hosts.server import openapi
-from palazzo.hosts.server.client import remove_discovery, write_discovery
+from palazzo.hosts.server.client import remove_discovery, url_of, write_discovery
 from palazzo.hosts.server.feed import KEEPALIVE_S, POLL_S, Feed, frame
 from palazzo.hosts.server.streamable import StreamableMcp
 from palazzo.hosts.server.tokens import Scoped, Token, Tokens
@@ -126,14 +127,10 @@ class Guard:
 
 
 class SiteHeaders:
-    """ASGI middleware adding to every answer what the web app needs and a page may rely on:
-    no stale caching between builds, and cross-origin isolation (COOP/COEP: the embedding
-    worker may then run ONNX Runtime on several threads), as :mod:`palazzo.hosts.serve`
-    sends them."""
+    """ASGI middleware adding to every answer the headers the web app is served with
+    (:data:`palazzo.hosts.serve.SITE_HEADERS`: no stale caching, cross-origin isolation)."""
 
-    HEADERS = [(b"cache-control", b"no-cache"),
-               (b"cross-origin-opener-policy", b"same-origin"),
-               (b"cross-origin-embedder-policy", b"require-corp")]
+    HEADERS = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in SITE_HEADERS]
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -201,6 +198,7 @@ class Server:
         self.directory = directory
         self.tokens = tokens  # None: no token is asked for (loopback without --tokens)
         self.registry = directory.registry
+        self.names = frozenset(self.registry.names())
         self.call_timeout = call_timeout
         self.feed = Feed()
         self.metrics = Metrics()
@@ -215,6 +213,14 @@ class Server:
         if self.tokens is None:
             return None
         return self.tokens.check(request.headers.get("authorization"))
+
+    def caller(self, request: Request) -> tuple[Token | None, Response | None]:
+        """Return (the request's token, None), or (None, the 401 answer) when the server
+        asks for a token and the request has no valid one."""
+        try:
+            return self.token(request), None
+        except Unauthorized as err:
+            return None, _error(401, err.code, str(err), "Unauthorized")
 
     def call(self, name: str, args: dict[str, Any], token: Token | None = None
              ) -> dict[str, Any]:
@@ -259,16 +265,15 @@ class Server:
         t0 = time.perf_counter()
         response = await self._op(name, request)
         outcome = "ok" if response.status_code == 200 else str(response.status_code)
-        known = name if name in self.registry.names() else "unknown"
+        known = name if name in self.names else "unknown"
         self.metrics.observe(known, outcome, time.perf_counter() - t0)
         return response
 
     async def _op(self, name: str, request: Request) -> Response:
-        try:
-            token = self.token(request)
-        except Unauthorized as err:
-            return _error(401, err.code, str(err), "Unauthorized")
-        if name not in self.registry.names():
+        token, refusal = self.caller(request)
+        if refusal is not None:
+            return refusal
+        if name not in self.names:
             return _error(404, "unknown_operation", f"no operation named {name!r} (the list: "
                           "GET /api/openapi.json)", "UnknownOperation")
         body = await request.body()
@@ -306,10 +311,10 @@ class Server:
         return JSONResponse(openapi.document(self.registry))
 
     async def events(self, request: Request) -> Response:
-        try:
-            scope = Scoped(self.directory, self.token(request))
-        except Unauthorized as err:
-            return _error(401, err.code, str(err), "Unauthorized")
+        token, refusal = self.caller(request)
+        if refusal is not None:
+            return refusal
+        scope = Scoped(self.directory, token)
         queue = self.feed.listen()
 
         async def stream() -> AsyncIterator[str]:
@@ -342,10 +347,9 @@ class Server:
                             status_code=200 if ok else 503)
 
     async def metrics_(self, request: Request) -> Response:
-        try:
-            self.token(request)
-        except Unauthorized as err:
-            return _error(401, err.code, str(err), "Unauthorized")
+        _, refusal = self.caller(request)
+        if refusal is not None:
+            return refusal
         return PlainTextResponse(self.metrics.text({
             "feed_listeners": self.feed.listeners, "feed_events": self.feed.published}),
             media_type="text/plain; version=0.0.4")
@@ -411,8 +415,7 @@ def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
     server.start()
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             timeout_graceful_shutdown=5, lifespan="off")
-    shown = f"[{host}]" if ":" in host else host
-    write_discovery(directory.path, f"http://{shown}:{port}")
+    write_discovery(directory.path, url_of(host, port))
     # uvicorn stops gracefully on SIGTERM and then raises the signal again: with this
     # handler that ends the process through the ``finally`` below, not around it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

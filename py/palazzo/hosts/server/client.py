@@ -39,6 +39,11 @@ def _codes() -> dict[str, type[PalazzoError]]:
     return out
 
 
+def url_of(host: str, port: int) -> str:
+    """Return the http URL of a server on ``host``:``port`` (an IPv6 address bracketed)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def write_discovery(palace: Path, url: str) -> Path:
     """Write the discovery file of a server at ``url`` for ``palace``; return its path."""
     path = Path(palace) / DISCOVERY
