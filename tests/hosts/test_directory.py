@@ -434,3 +434,85 @@ def test_a_new_generation_that_holds_more_than_the_old_journal_shows_is_followed
     finally:
         a.close()
         b.close()
+
+
+def _deferred(d, records=3):
+    """Make ``d`` compact only when asked, after ``records`` journal records (as the server)."""
+    d.store.compact_inline = False
+    d.store.compact_records = records
+
+
+def test_a_compaction_aside_writes_the_snapshot_in_a_child_and_keeps_every_write(palace):
+    with PalaceDirectory(palace, make) as d:
+        _deferred(d)
+        assert d.compact_aside() is False  # not due: nothing done
+        for i in range(4):
+            add(d, f"note {i}")
+        gen = d.status.generation
+        assert d.store.compact_due and d.status.journal_records == 5  # none compacted
+        assert d.compact_aside() is True
+        assert d.status.generation == gen + 1 and d.status.journal_bytes == 0
+        assert not d.writer and not d.store.compact_due
+        add(d, "after")
+    with PalaceDirectory(palace, make) as again:
+        assert again.status.replayed == 1 and again.status.generation == gen + 1
+    assert drawers_on_disk(palace) == sorted(
+        ["by the first writer", "after", *(f"note {i}" for i in range(4))])
+
+
+def test_reads_go_on_while_the_child_writes_and_writes_wait_for_the_new_generation(palace):
+    import threading
+
+    with PalaceDirectory(palace, make) as d:
+        _deferred(d)
+        for i in range(4):
+            add(d, f"note {i}")
+        gen = d.status.generation
+        write = d.store.write_snapshot
+        d.store.write_snapshot = lambda g: (time.sleep(2.0), write(g))[1]  # a slow disk
+        aside = threading.Thread(target=d.compact_aside)
+        aside.start()
+        time.sleep(0.5)
+        assert aside.is_alive()  # the child is writing...
+        t0 = time.monotonic()
+        hits = d.call("search", {"query": "note 2", "limit": 1})["results"]
+        assert time.monotonic() - t0 < 1.0 and aside.is_alive()  # ...and reads answer
+        assert hits and hits[0]["content"] == "note 2"
+        other = subprocess.Popen(  # another process's write waits for the lock
+            [sys.executable, "-m", "palazzo.hosts.cli", "add", "--wing", "w", "--room", "r",
+             "from elsewhere", "--palace", str(palace), "--embedder", "hash"], env=ENV,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        writer = threading.Thread(target=add, args=(d, "from this process"))
+        writer.start()  # this process's write waits too
+        time.sleep(0.3)
+        assert writer.is_alive() and aside.is_alive()
+        aside.join(timeout=60)
+        writer.join(timeout=60)
+        out, err = other.communicate(timeout=120)
+        assert other.returncode == 0, err
+        d.refresh()
+        assert d.status.generation == gen + 1
+        assert d.call("palace_status")["drawers"] == 7
+    assert drawers_on_disk(palace) == sorted(
+        ["by the first writer", "from elsewhere", "from this process",
+         *(f"note {i}" for i in range(4))])
+
+
+def test_a_child_that_fails_leaves_the_compaction_to_the_parent(palace):
+    with PalaceDirectory(palace, make) as d:
+        _deferred(d)
+        for i in range(4):
+            add(d, f"note {i}")
+        gen, parent = d.status.generation, os.getpid()
+        write = d.store.write_snapshot
+
+        def failing_in_child(g):
+            if os.getpid() != parent:
+                raise OSError("no space left on device")
+            return write(g)
+
+        d.store.write_snapshot = failing_in_child
+        assert d.compact_aside() is True  # done inline after the child failed
+        assert d.status.generation == gen + 1 and not d.status.problem
+        assert not d.writer
+    assert len(drawers_on_disk(palace)) == 5

@@ -228,6 +228,35 @@ def test_a_server_killed_mid_writes_loses_no_acknowledged_write(tmp_path):
     assert os.path.exists(tmp_path / "atrium" / ".lock")
 
 
+def test_the_server_compacts_aside_and_keeps_every_write(tmp_path):
+    from palazzo.embed.hashing import HashEmbedder
+    from palazzo.palace import Palace
+    from palazzo.persist.palacestore import COMPACT_RECORDS, PalaceStore
+    from palazzo.persist.storage import DirectorySpace
+
+    server = Served(tmp_path / "atrium")
+    try:
+        ids = [server.op("add_drawer", {"wing": "w", "room": "r", "content": f"note {i}"})[1]
+               ["drawer_id"] for i in range(COMPACT_RECORDS + 5)]
+        deadline = time.monotonic() + 60
+        while "palazzo_compactions 1" not in server.get("/metrics")[1].decode():
+            assert time.monotonic() < deadline, "the server never compacted"
+            time.sleep(0.2)
+        assert server.op("palace_status")[1]["drawers"] == len(ids)
+    finally:
+        server.stop(signal.SIGKILL)
+    on_disk = PalaceStore(DirectorySpace(tmp_path / "atrium"),
+                          lambda **kw: Palace(embedder=HashEmbedder(), **kw), read_only=True)
+    assert on_disk.status.generation >= 2  # (1: the new palace's own snapshot)
+    assert on_disk.status.replayed < len(ids)
+    again = Served(tmp_path / "atrium")
+    try:
+        assert again.op("palace_status")[1]["drawers"] == len(ids)
+        assert all(again.op("get_drawer", {"drawer_id": i})[0] == 200 for i in ids[-10:])
+    finally:
+        again.stop()
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28 requests; the handshake
 def test_mcp_over_streamable_http_with_the_official_sdk_client(served, mode):
     pytest.importorskip("mcp")

@@ -17,7 +17,9 @@ and how many calls took over a second. With the
 ``hash`` embedder a search's query embedding costs next to nothing (the issue's "excluding
 query embedding"); ``minilm`` includes it. Operations run one at a time in the server (its
 palace is not thread-safe), so with every client sending back to back the latency is mostly
-waiting in line: ``think`` seconds between a client's calls set a lighter load.
+waiting in line: ``think`` seconds between a client's calls set a lighter load (and each
+client starts at a random moment within its first ``think`` seconds, as independent agents
+would, not all in the same millisecond).
 """
 
 from __future__ import annotations
@@ -142,6 +144,7 @@ def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
         rng = random.Random(seed * 1000 + k)
         conn = None
         i = 0
+        time.sleep(rng.random() * think)  # independent clients: not all at the same instant
         while time.perf_counter() < stop:
             i += 1
             if rng.random() < search_share:

@@ -244,6 +244,9 @@ class PalaceStore:
         self.clock = clock
         self.compact_records = compact_records
         self.compact_bytes = compact_bytes
+        # False: a write never compacts; the host compacts when :attr:`compact_due` (the
+        # palace server does it in a forked child, off the request path).
+        self.compact_inline = True
         self.writer = not read_only
         self.status = Status(read_only=read_only)
         self.seq = 0
@@ -261,6 +264,14 @@ class PalaceStore:
         self.boot()
         if fresh and self.writer:
             self.compact()  # a new palace's creation time and settings are on disk at once
+
+    @property
+    def compact_due(self) -> bool:
+        """Whether the journal has grown enough to be compacted: :attr:`compact_records`
+        records, or as many bytes as the snapshot (at least :attr:`compact_bytes`)."""
+        st = self.status
+        return st.journal_records >= self.compact_records or \
+            st.journal_bytes >= max(self.compact_bytes, self._snapshot_bytes)
 
     @property
     def blocked(self) -> bool:
@@ -846,15 +857,26 @@ class PalaceStore:
         # The journal may grow as large as the snapshot before a compaction rewrites it: a long
         # import then writes snapshots of geometrically growing size (a few in all), not one
         # every COMPACT_BYTES of journal (each as big as the whole palace).
-        if self.status.journal_records >= self.compact_records or \
-                self.status.journal_bytes >= max(self.compact_bytes, self._snapshot_bytes):
-            try:
-                self.compact()
-            except Exception as err:  # the write above is durable: it stays acknowledged
-                self.boot()  # the generation on disk decides where the next record goes
-                self.status.problem = "; ".join(filter(None, [
-                    self.status.problem, f"compaction failed (the journal goes on): {err}"]))
+        if self.compact_inline and self.compact_due:
+            self.compact_or_note()
         return result
+
+    def compact_or_note(self) -> None:
+        """Compact after acknowledged writes: a failure is noted in the status's problem
+        (the journal goes on) and raises nothing, as the writes before it stay acknowledged;
+        the store boots again so the generation on disk decides where the next record goes.
+        Returns None. Cost: :meth:`compact`."""
+        try:
+            self.compact()
+        except Exception as err:  # the writes before are durable: they stay acknowledged
+            self.note_compaction_failed(err)
+
+    def note_compaction_failed(self, err: Exception) -> None:
+        """Boot again (the generation on disk decides where the next record goes) and say in
+        the status's problem that compaction failed with ``err``. Returns None."""
+        self.boot()
+        self.status.problem = "; ".join(filter(None, [
+            self.status.problem, f"compaction failed (the journal goes on): {err}"]))
 
     def _save_as_snapshot(self, name: str) -> None:
         """Make the result of snapshot operation ``name`` durable: a compaction. An import
@@ -960,8 +982,20 @@ class PalaceStore:
         """
         if self.status.read_only:
             raise self.read_only_error()
-        old = self.status.generation
-        new = old + 1
+        new = self.status.generation + 1
+        size = self.write_snapshot(new)
+        return self.adopt_snapshot(new, size, keep_previous=keep_previous, release=release)
+
+    def write_snapshot(self, gen: int) -> int:
+        """Write the palace in memory as snapshot ``gen`` (and the fitted embedder's state),
+        read it back and verify it; return its size in bytes. The first half of
+        :meth:`compact`: it reads memory and writes one new file, which nothing reads until
+        :meth:`adopt_snapshot` moves the tip to it, so a forked child may run it while its
+        parent goes on answering reads (:meth:`PalaceDirectory.compact_aside`).
+
+        Raises StorageError when the snapshot would be too large or did not read back whole
+        (then it is deleted again). Cost: encoding the palace, writing it with one fsync, and
+        reading it back (a CRC-32 over the file)."""
         keys = [k["key_id"] for k in (self._keys or {}).get("keys", [])]
         pieces = snapshot.snapshot_parts(self.palace, {"seq": self.seq, "keys": keys})
         size = sum(len(p) for p in pieces)
@@ -971,15 +1005,27 @@ class PalaceStore:
         state = _fit_state(self.palace)
         if state is not None:
             self.space.write(EMBEDDER_STATE, state)
-        name = snapshot_name(new)
+        name = snapshot_name(gen)
         self.space.write(name, pieces)  # a directory writes piece by piece
         del pieces
         if getattr(self.space, "reads_back", True):  # (else the host reads back itself)
             self._verify(name)
-        self.space.write(journal_name(new), b"")
-        self.status.generation = new
+        return size
+
+    def adopt_snapshot(self, gen: int, size: int, keep_previous: bool = True,
+                       release: bool = True) -> Status:
+        """Make snapshot ``gen`` (written by :meth:`write_snapshot` at this store's sequence
+        number, ``size`` bytes) the current generation: start its empty journal, move the tip
+        to it, then delete the generations before the previous one (``keep_previous``; else
+        every older one), and (``release``) tell the space neither snapshot is read again
+        soon. The second half of :meth:`compact`; returns the status. Cost: an empty file, the
+        tip, and the deletions."""
+        old = self.status.generation
+        name = snapshot_name(gen)
+        self.space.write(journal_name(gen), b"")
+        self.status.generation = gen
         self._write_tip(self.seq, 0)
-        keep = old if keep_previous else new
+        keep = old if keep_previous else gen
         for n in self.space.names():
             g = generation_of(n)
             if g is not None and g < keep:
