@@ -460,42 +460,103 @@ def test_a_compaction_aside_writes_the_snapshot_in_a_child_and_keeps_every_write
         ["by the first writer", "after", *(f"note {i}" for i in range(4))])
 
 
-def test_reads_go_on_while_the_child_writes_and_writes_wait_for_the_new_generation(palace):
+def _slow_child(d, seconds=2.0):
+    """Make the compaction's child of ``d`` take ``seconds`` longer (a slow disk)."""
+    write = d.store.write_snapshot
+    d.store.write_snapshot = lambda g: (time.sleep(seconds), write(g))[1]
+
+
+def test_reads_and_writes_go_on_while_the_child_writes_and_the_new_journal_keeps_them(palace):
     import threading
 
+    follower = PalaceDirectory(palace, make)
     with PalaceDirectory(palace, make) as d:
         _deferred(d)
         for i in range(4):
             add(d, f"note {i}")
+        assert follower.call("palace_status")["drawers"] == 5
         gen = d.status.generation
-        write = d.store.write_snapshot
-        d.store.write_snapshot = lambda g: (time.sleep(2.0), write(g))[1]  # a slow disk
+        _slow_child(d)
         aside = threading.Thread(target=d.compact_aside)
         aside.start()
         time.sleep(0.5)
         assert aside.is_alive()  # the child is writing...
         t0 = time.monotonic()
         hits = d.call("search", {"query": "note 2", "limit": 1})["results"]
-        assert time.monotonic() - t0 < 1.0 and aside.is_alive()  # ...and reads answer
         assert hits and hits[0]["content"] == "note 2"
+        for i in range(3):  # ...and this process reads and writes meanwhile
+            add(d, f"meanwhile {i}")
+        assert time.monotonic() - t0 < 1.0 and aside.is_alive()
         other = subprocess.Popen(  # another process's write waits for the lock
             [sys.executable, "-m", "palazzo.hosts.cli", "add", "--wing", "w", "--room", "r",
              "from elsewhere", "--palace", str(palace), "--embedder", "hash"], env=ENV,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        writer = threading.Thread(target=add, args=(d, "from this process"))
-        writer.start()  # this process's write waits too
         time.sleep(0.3)
-        assert writer.is_alive() and aside.is_alive()
+        assert other.poll() is None and aside.is_alive()
         aside.join(timeout=60)
-        writer.join(timeout=60)
         out, err = other.communicate(timeout=120)
         assert other.returncode == 0, err
         d.refresh()
         assert d.status.generation == gen + 1
-        assert d.call("palace_status")["drawers"] == 7
-    assert drawers_on_disk(palace) == sorted(
-        ["by the first writer", "from elsewhere", "from this process",
-         *(f"note {i}" for i in range(4))])
+        assert d.status.journal_records == 4  # the three written meanwhile, and the other's
+        boots = follower.store.boots
+        assert follower.call("palace_status")["drawers"] == 9
+        assert follower.store.boots == boots  # followed by the tail, the repeats skipped
+        report = d.store.check()
+        assert report["ok"], [f for f in report["files"] if not f["ok"]]
+    follower.close()
+    expected = sorted(["by the first writer", "from elsewhere", *(f"note {i}" for i in range(4)),
+                       *(f"meanwhile {i}" for i in range(3))])
+    with PalaceDirectory(palace, make) as again:
+        assert again.status.replayed == 4 and not again.status.damage
+    assert drawers_on_disk(palace) == expected
+    # Without the new snapshot, the one before it and both journals give the same palace.
+    (palace / f"snapshot-{gen + 1:08d}.pz").unlink()
+    store = PalaceStore(DirectorySpace(palace), make, read_only=True)
+    assert sorted(store.palace.drawers.content[r] for r in store.palace.drawers.live_rows()
+                  ) == expected
+    assert [f["what"] for f in store.status.damage] == ["missing (its journal is here)"]
+
+
+KILLED = """
+import os, signal, sys, threading, time
+from pathlib import Path
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.palace import Palace
+from palazzo.persist.directory import PalaceDirectory
+d = PalaceDirectory(Path(sys.argv[1]), lambda **kw: Palace(embedder=HashEmbedder(), **kw))
+d.store.compact_inline = False
+d.store.compact_records = 3
+for i in range(4):
+    d.call("add_drawer", {"wing": "w", "room": "r", "content": f"note {i}"})
+write = d.store.write_snapshot
+d.store.write_snapshot = lambda g: (time.sleep(1.5), write(g))[1]
+threading.Thread(target=d.compact_aside).start()
+time.sleep(0.3)
+for i in range(3):
+    d.call("add_drawer", {"wing": "w", "room": "r", "content": f"meanwhile {i}"})
+    print(f"meanwhile {i}", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_process_killed_while_its_child_writes_loses_nothing(palace):
+    proc = subprocess.run([sys.executable, "-c", KILLED, str(palace)], env=ENV,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9 and proc.stdout.split("\n")[:3] == [
+        f"meanwhile {i}" for i in range(3)]
+    # The child still holds the lock it inherited; it finishes its snapshot and goes.
+    with PalaceDirectory(palace, make) as d:
+        add(d, "after")  # (waits for the lock)
+        assert not d.status.damage and not d.status.read_only
+        assert "compaction a crash cut short was dropped" in d.status.problem  # (said)
+        assert d.status.generation == 1  # the child's snapshot is not the palace's...
+        d.compact()  # ...and the next compaction writes over it
+    expected = sorted(["by the first writer", "after", *(f"note {i}" for i in range(4)),
+                       *(f"meanwhile {i}" for i in range(3))])
+    assert drawers_on_disk(palace) == expected
+    with PalaceDirectory(palace, make) as again:
+        assert again.status.generation == 2 and not again.status.problem
 
 
 def test_a_child_that_fails_leaves_the_compaction_to_the_parent(palace):

@@ -16,6 +16,7 @@ import os
 import signal
 import stat
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +25,13 @@ from typing import Any
 
 from palazzo.errors import ReadOnly, StorageError
 from palazzo.palace import Palace
-from palazzo.persist.palacestore import KEYS, TIP, PalaceStore, snapshot_name
+from palazzo.persist.palacestore import (
+    KEYS,
+    SNAPSHOT_OPS,
+    TIP,
+    PalaceStore,
+    snapshot_name,
+)
 from palazzo.persist.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
 
 
@@ -179,7 +186,8 @@ class PalaceDirectory:
                 except ReadOnly:  # nothing was kept: run it again as a write below
                     if self.store.blocked:
                         raise
-        with self.hold():
+        # A write that makes a snapshot itself (an import) waits for a compaction aside.
+        with self.hold() if name in SNAPSHOT_OPS else self._locked():
             return self.store.call(name, args)
 
     def compact(self) -> None:
@@ -207,7 +215,15 @@ class PalaceDirectory:
         needs); the lock goes back when the block ends. Raises ReadOnly when the lock did
         not come within ``lock_wait`` seconds, or when the files are damaged (then nothing
         can be written until a repair)."""
-        with self._gate, self._serial:
+        with self._gate, self._locked(boot):
+            yield
+
+    @contextlib.contextmanager
+    def _locked(self, boot: bool = False) -> Iterator[None]:
+        """:meth:`hold` without waiting for a compaction aside: what one write takes. While a
+        compaction's child writes, the lock is this process's already, and the write goes
+        on under it (appended to the journal the new snapshot's journal will repeat)."""
+        with self._serial:
             self._check_open()
             if self._holding:
                 self._holding += 1
@@ -235,19 +251,22 @@ class PalaceDirectory:
 
     def compact_aside(self) -> bool:
         """Compact the palace when its journal is due for it (:attr:`PalaceStore.compact_due`)
-        without stopping this process's reads: under the writer lock a forked child writes
-        and verifies the new snapshot from a copy-on-write image of memory while the parent
-        goes on answering reads (and writes wait, here and in other processes); then the
-        parent moves the tip to it. Where there is no ``fork`` (or the child fails) it
-        compacts inline, as a write does. A failed compaction is noted in the status and
-        raises nothing (the journal goes on). Returns whether it compacted.
+        without stopping this process: under the writer lock a forked child writes and
+        verifies snapshot N+1 from a copy-on-write image of memory at record S, while the
+        parent goes on answering reads and writes (appended to journal N under the lock
+        the compaction holds; other processes' writes wait for it). Then the parent starts
+        journal N+1 with the records after S (copied; journal N keeps them too) and moves
+        the tip to it (:meth:`PalaceStore.adopt_snapshot`). Where there is no ``fork``, or
+        the child fails, it compacts inline as a write does. A failed compaction is noted in
+        the status and raises nothing (the journal goes on). Returns whether it compacted.
 
         Why: a snapshot of a 20k-drawer palace takes about a second and a half to encode,
         write and read back, and a server that did it on the request path held every client
         for that long (its p99). Cost: a ``fork`` (page tables; pages are copied only as the
-        parent changes them) and the child's work on the other core."""
+        parent changes them), the child's work on the other core, and copying the records
+        written meanwhile."""
         store = self.store
-        with self._gate:
+        with self._gate:  # (no hold, import, repair or other compaction meanwhile)
             with self._serial:
                 if self._closed or not store.compact_due:
                     return False
@@ -259,7 +278,13 @@ class PalaceDirectory:
                     self._set_writer(True)
                     store.follow()
                     go = not store.blocked and store.compact_due
+                    if go:
+                        gen = store.status.generation + 1
+                        since, boots = (store.seq, store.status.journal_bytes), store.boots
+                        store.aside = gen
+                        pid = _fork_writer(store, gen)  # (memory as it is: no call midway)
                 except BaseException:
+                    store.aside = None
                     self._set_writer(False)
                     self._release()
                     raise
@@ -267,21 +292,27 @@ class PalaceDirectory:
                     self._set_writer(False)
                     self._release()
                     return False
-            # Reads go on from here (``_serial`` is free); writes wait at ``_gate`` and
-            # other processes' at the lock.
             try:
-                gen = store.status.generation + 1
-                done = _write_in_child(store, gen)
+                done = pid is not None and _child_wrote(pid)
                 with self._serial:
-                    if not done:
-                        store.compact_or_note()
-                    else:
+                    store.aside = None
+                    current = store.status.generation == gen - 1
+                    if done and current and store.boots == boots:
                         try:
-                            store.adopt_snapshot(gen, store.space.size(snapshot_name(gen)) or 0)
+                            store.adopt_snapshot(gen, store.space.size(snapshot_name(gen)) or 0,
+                                                 since=since)
                         except Exception as err:
+                            with contextlib.suppress(Exception):
+                                store.space.delete(snapshot_name(gen))
                             store.note_compaction_failed(err)
+                    elif current:  # no child, a failed one, or memory read again meanwhile
+                        if done:
+                            with contextlib.suppress(Exception):
+                                store.space.delete(snapshot_name(gen))  # never adopted
+                        store.compact_or_note()
             finally:
                 with self._serial:
+                    store.aside = None
                     self._set_writer(False)
                     self._release()
         return True
@@ -350,29 +381,51 @@ class PalaceDirectory:
         self.store.status.read_only = not writer or self.store.blocked
 
 
-def _write_in_child(store: PalaceStore, gen: int) -> bool:
-    """Run ``store.write_snapshot(gen)`` in a forked child and return whether it wrote and
-    verified the snapshot (False: there is no ``fork`` here, or the child failed; the file,
-    if any, is not adopted). The child inherits the writer lock's descriptor, so the lock
-    stays held while it runs even if the parent dies (kill -9), and leaves through
-    ``os._exit``: nothing of the parent's (buffers, atexit, servers) runs in it. Cost: the
-    child's work, waited for without the GIL."""
+CHILD_WAIT = 300.0  # seconds a compaction's child may take before it is stopped
+
+
+def _fork_writer(store: PalaceStore, gen: int) -> int | None:
+    """Fork a child that runs ``store.write_snapshot(gen)`` and exits 0 when it wrote and
+    verified the snapshot; return its pid (None where there is no ``fork``: the caller
+    compacts inline). Called with the store's memory still (no call midway). The child
+    inherits the writer lock's descriptor, so the lock stays held while it runs even if
+    the parent dies (kill -9); it runs at a lower priority, ignores Ctrl-C and SIGTERM sent
+    to the group (the parent decides), and leaves through ``os._exit``: nothing of the
+    parent's (buffers, atexit, servers) runs in it."""
     fork = getattr(os, "fork", None)
     if fork is None:
-        return False
+        return None
     with warnings.catch_warnings():  # (fork in a threaded process: the child only writes)
         warnings.simplefilter("ignore", DeprecationWarning)
-        pid = fork()
+        try:
+            pid = fork()
+        except OSError:  # (no memory or processes left for a child: inline, then)
+            return None
     if pid == 0:
         code = 1
         try:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_IGN)
             with contextlib.suppress(OSError):
                 os.nice(CHILD_NICENESS)  # the parent's answers come first
-            for sig in (signal.SIGINT, signal.SIGTERM):  # (Ctrl-C or a stop sent to the
-                signal.signal(sig, signal.SIG_IGN)        # group: the parent decides)
             store.write_snapshot(gen)
             code = 0
         finally:
             os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
+    return pid
+
+
+def _child_wrote(pid: int, limit: float = CHILD_WAIT) -> bool:
+    """Wait for the child ``pid`` (at most ``limit`` seconds, then it is killed) and return
+    whether it exited 0. Cost: a poll every 20 ms, without the GIL in between."""
+    deadline = time.monotonic() + limit
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) == 0
+        if time.monotonic() > deadline:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return False
+        time.sleep(0.02)

@@ -247,6 +247,10 @@ class PalaceStore:
         # False: a write never compacts; the host compacts when :attr:`compact_due` (the
         # palace server does it in a forked child, off the request path).
         self.compact_inline = True
+        # The generation a compaction aside is writing (PalaceDirectory.compact_aside), while
+        # it does: no other compaction may start then.
+        self.aside: int | None = None
+        self.boots = 0  # how many times this store booted (a compaction aside checks it)
         self.writer = not read_only
         self.status = Status(read_only=read_only)
         self.seq = 0
@@ -339,6 +343,7 @@ class PalaceStore:
         be read. Cost: reading the snapshot plus replaying the journal (decoding recorded
         vectors, never embedding); with damage, reading past it and the fallback's files.
         """
+        self.boots += 1
         for _ in range(BOOT_TRIES):
             before = self._journal_names()
             status = self._boot_once()
@@ -372,9 +377,15 @@ class PalaceStore:
                 findings.append(Finding(snapshot_name(g), "not read from storage yet"))
                 self._partial = None  # no rebuild around damage before the fallback is read
                 return None
+            name = snapshot_name(g)
+            if base is not None and tip is not None and g > tip.generation and \
+                    g not in jgens and base.seq is not None and base.seq < tip.seq:
+                # Written aside while writes went on (PalaceDirectory.compact_aside) and
+                # never adopted (no journal of its own): the journal before it holds more.
+                self._unfinished.append(name)
+                continue
             if base is not None or self._refused is not None:
                 return base
-            name = snapshot_name(g)
             if tip is not None and g > tip.generation and g not in jgens:
                 self._unfinished.append(name)
                 if self._partial is not None and self._partial[0] == g:
@@ -681,7 +692,11 @@ class PalaceStore:
                 # leaves a torn tail of the newest journal: an append in progress.
                 self.boot()
                 return "boot"
-            records += found.records
+            if g != gen:  # a compaction aside repeats the records appended meanwhile
+                upto = records[-1].seq if records else self.seq
+                records += [r for r in found.records if r.seq > upto]
+            else:
+                records += found.records
             last = (g, found)
         if any(r.seq != self.seq + 1 + i or r.op == SAVED for i, r in enumerate(records)):
             self.boot()  # a gap, or an import (its effect is in its snapshot alone)
@@ -857,7 +872,7 @@ class PalaceStore:
         # The journal may grow as large as the snapshot before a compaction rewrites it: a long
         # import then writes snapshots of geometrically growing size (a few in all), not one
         # every COMPACT_BYTES of journal (each as big as the whole palace).
-        if self.compact_inline and self.compact_due:
+        if self.compact_inline and self.aside is None and self.compact_due:
             self.compact_or_note()
         return result
 
@@ -982,6 +997,8 @@ class PalaceStore:
         """
         if self.status.read_only:
             raise self.read_only_error()
+        if self.aside is not None:
+            raise StorageError(f"snapshot {self.aside} is being written aside; compact after it")
         new = self.status.generation + 1
         size = self.write_snapshot(new)
         return self.adopt_snapshot(new, size, keep_previous=keep_previous, release=release)
@@ -1013,18 +1030,38 @@ class PalaceStore:
         return size
 
     def adopt_snapshot(self, gen: int, size: int, keep_previous: bool = True,
-                       release: bool = True) -> Status:
-        """Make snapshot ``gen`` (written by :meth:`write_snapshot` at this store's sequence
-        number, ``size`` bytes) the current generation: start its empty journal, move the tip
-        to it, then delete the generations before the previous one (``keep_previous``; else
-        every older one), and (``release``) tell the space neither snapshot is read again
-        soon. The second half of :meth:`compact`; returns the status. Cost: an empty file, the
+                       release: bool = True, since: tuple[int, int] | None = None) -> Status:
+        """Make snapshot ``gen`` (written by :meth:`write_snapshot`, ``size`` bytes) the
+        current generation: start its journal, move the tip to it, then delete the
+        generations before the previous one (``keep_previous``; else every older one), and
+        (``release``) tell the space neither snapshot is read again soon. The second half of
+        :meth:`compact`; returns the status.
+
+        ``since`` = (the sequence number the snapshot holds up to, the journal's length
+        then): a snapshot written aside while writes went on; the records appended to the
+        current journal after that length are copied as the new journal's first (they stay
+        in the old journal too, which a fallback reads; a follower skips the repeats). None:
+        the snapshot holds everything, and the new journal starts empty.
+
+        Raises StorageError when the records to copy are not whole and numbered on from the
+        snapshot (nothing is adopted then). Cost: an empty file (or the copied records), the
         tip, and the deletions."""
         old = self.status.generation
         name = snapshot_name(gen)
-        self.space.write(journal_name(gen), b"")
+        tail, count = b"", 0
+        if since is not None and self.status.journal_bytes > since[1]:
+            tail = (self.space.read_from(journal_name(old), since[1]) or b"")[
+                :self.status.journal_bytes - since[1]]
+            found = journal.scan(tail)
+            numbers = [r.seq for r in found.records]
+            if found.problem or found.good_bytes != len(tail) or \
+                    numbers != list(range(since[0] + 1, self.seq + 1)):
+                raise StorageError(f"the records written while {name} was written aside do "
+                                   "not read back whole; it is not adopted")
+            count = len(numbers)
+        self.space.write(journal_name(gen), tail)
         self.status.generation = gen
-        self._write_tip(self.seq, 0)
+        self._write_tip(self.seq, len(tail))
         keep = old if keep_previous else gen
         for n in self.space.names():
             g = generation_of(n)
@@ -1038,8 +1075,8 @@ class PalaceStore:
             self.space.release(name)
         self._snapshot_bytes = size
         self.status.snapshot = True
-        self.status.journal_records = 0
-        self.status.journal_bytes = 0
+        self.status.journal_records = count
+        self.status.journal_bytes = len(tail)
         self.status.last_saved = float(self.clock())
         return self.status
 
@@ -1188,7 +1225,9 @@ class PalaceStore:
             why = None
             if start is not None and first is not None and first != start + 1:
                 why = f"its first record is {first}, but its snapshot holds up to {start}"
-            elif end is not None and (last if last is not None else start) not in (end, None):
+            elif end is not None and (last if last is not None else start) is not None and \
+                    (last if last is not None else start) < end:
+                # (past it is fine: a compaction aside's next journal repeats those records)
                 why = (f"it ends at record {last if last is not None else start}, but the "
                        f"next snapshot holds up to {end}")
             if why is not None:
