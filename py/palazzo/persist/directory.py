@@ -171,10 +171,11 @@ class PalaceDirectory:
         """Run an operation like :meth:`PalaceStore.call` and return its result.
 
         A read follows the files first (no lock); a mutating operation runs under the
-        writer lock (:meth:`hold`). A read that has something to store (a slice that needs
-        the palace's first signing key) is run again under the lock, so the key is stored
-        before any token it signs is returned. After :meth:`close` it raises
-        StorageError."""
+        writer lock (:meth:`_locked`: during a compaction aside, under the lock it holds; an
+        import, which writes a snapshot itself, waits for it as :meth:`hold` does). A read
+        that has something to store (a slice that needs the palace's first signing key) is
+        run again under the lock, so the key is stored before any token it signs is
+        returned. After :meth:`close` it raises StorageError."""
         self._check_open()
         if not self.store.registry.get(name).mutates:
             with self._serial:
@@ -212,9 +213,10 @@ class PalaceDirectory:
     def hold(self, boot: bool = False) -> Iterator[None]:
         """Within the block this process holds the writer lock, its memory up to date with
         every other process's writes (``boot``: booted again as the writer, as a repair
-        needs); the lock goes back when the block ends. Raises ReadOnly when the lock did
-        not come within ``lock_wait`` seconds, or when the files are damaged (then nothing
-        can be written until a repair)."""
+        needs); the lock goes back when the block ends. Waits for a compaction aside to
+        end (nothing else compacts, imports or repairs meanwhile). Raises ReadOnly when the
+        lock did not come within ``lock_wait`` seconds, or when the files are damaged (then
+        nothing can be written until a repair)."""
         with self._gate, self._locked(boot):
             yield
 

@@ -95,10 +95,15 @@ class StreamableMcp:
                                   "session ended): initialize again", 404)
         else:  # the 2026-07-28 envelope; else "send initialize first"
             mcp = self._stateless if token is None else McpServer(store)
+        params = message.get("params") if isinstance(message, dict) else None
+        tool = params.get("name") if isinstance(params, dict) else None
+        writes = message.get("method") == "tools/call" and tool in self.server.names and \
+            self.server.registry.get(tool).mutates
         try:
             with anyio.fail_after(self.server.call_timeout):
                 reply = await anyio.to_thread.run_sync(self._handle, mcp, message,
-                                                       abandon_on_cancel=True)
+                                                       abandon_on_cancel=True,
+                                                       limiter=self.server.threads(writes))
         except TimeoutError:
             rid = message.get("id") if isinstance(message, dict) else None
             body = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32001, "message": (
