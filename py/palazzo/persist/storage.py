@@ -187,6 +187,10 @@ class DirectorySpace:
     """
 
     FILE_MODE = 0o600
+    # A large file (a snapshot) is synced every this many bytes as it is written, not only
+    # at its end, so that it never holds much unwritten data: an fsync of any other file
+    # (the next journal append) waits for data written before it on ext4 (data=ordered).
+    SYNC_EVERY = 4 << 20
     DIR_MODE = 0o700
     _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
@@ -277,8 +281,14 @@ class DirectorySpace:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | self._BINARY,
                          self.FILE_MODE)
             with os.fdopen(fd, "wb") as f:
+                unsynced = 0
                 for piece in (data if isinstance(data, list) else [data]):
                     f.write(piece)
+                    unsynced += len(piece)
+                    if unsynced >= self.SYNC_EVERY:  # (see SYNC_EVERY)
+                        f.flush()
+                        os.fdatasync(f.fileno())
+                        unsynced = 0
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, target)
