@@ -577,3 +577,108 @@ def test_a_child_that_fails_leaves_the_compaction_to_the_parent(palace):
         assert d.status.generation == gen + 1 and not d.status.problem
         assert not d.writer
     assert len(drawers_on_disk(palace)) == 5
+
+
+def test_an_unadopted_snapshot_is_dropped_by_what_the_journal_holds_not_by_the_tip(palace):
+    from palazzo.persist.palacestore import TIP
+
+    with PalaceDirectory(palace, make) as d:
+        _deferred(d)
+        with d.hold():
+            gen = d.status.generation + 1
+            d.store.write_snapshot(gen)  # what a child leaves: snapshot N+1, not adopted
+            tip = (palace / TIP).read_bytes()
+            for i in range(3):
+                add(d, f"acknowledged {i}")  # journal N, synced
+            (palace / TIP).write_bytes(tip)  # a power loss: the tip (never synced) lags
+    expected = sorted(["by the first writer", *(f"acknowledged {i}" for i in range(3))])
+    assert drawers_on_disk(palace) == expected
+    with PalaceDirectory(palace, make) as d:
+        add(d, "next")
+        assert d.status.generation == gen - 1 and not d.status.damage
+        assert d.store.check()["ok"]
+    assert drawers_on_disk(palace) == sorted([*expected, "next"])
+
+
+def test_a_journal_past_the_next_snapshot_must_go_on_in_the_next_journal(palace):
+    import threading
+
+    with PalaceDirectory(palace, make) as d:
+        _deferred(d)
+        for i in range(4):
+            add(d, f"note {i}")
+        _slow_child(d, 1.0)
+        aside = threading.Thread(target=d.compact_aside)
+        aside.start()
+        time.sleep(0.3)
+        add(d, "meanwhile")
+        aside.join(timeout=60)
+        gen = d.status.generation
+        assert d.store.check()["ok"]
+    # The new journal's copy of the record written meanwhile differs from the old one's.
+    new = palace / f"journal-{gen:08d}.log"
+    data = bytearray(new.read_bytes())
+    data[-5] ^= 0x01
+    new.write_bytes(bytes(data))
+    store = PalaceStore(DirectorySpace(palace), make, read_only=True)
+    report = store.check()
+    assert not report["ok"]
+    old = next(f for f in report["files"] if f["file"] == f"journal-{gen - 1:08d}.log")
+    assert "does not begin with the same records" in old["found"]
+
+
+def test_compact_in_one_thread_and_a_compaction_aside_in_another_do_not_deadlock(palace):
+    import threading
+
+    with PalaceDirectory(palace, make) as d:
+        _deferred(d)
+        for i in range(4):
+            add(d, f"note {i}")
+        _slow_child(d, 1.0)
+        aside = threading.Thread(target=d.compact_aside)
+        aside.start()
+        time.sleep(0.3)
+        other = threading.Thread(target=d.compact)
+        other.start()
+        aside.join(timeout=30)
+        other.join(timeout=30)
+        assert not aside.is_alive() and not other.is_alive()
+        assert d.call("palace_status")["drawers"] == 5
+
+
+def test_a_failure_after_the_new_journal_was_written_keeps_the_new_generation(palace):
+    with PalaceDirectory(palace, make) as d:
+        _deferred(d)
+        for i in range(4):
+            add(d, f"note {i}")
+        gen = d.status.generation + 1
+        release = d.store.space.release
+
+        def failing(name):  # (the last step of adopting: after the journal and the tip)
+            raise StorageError("the disk went away")
+
+        d.store.space.release = failing
+        assert d.compact_aside() is True
+        d.store.space.release = release
+        assert "compaction failed" in (d.status.problem or "")
+    with PalaceDirectory(palace, make) as again:
+        assert again.status.generation == gen and not again.status.damage
+    assert len(drawers_on_disk(palace)) == 5
+
+
+def test_a_reader_on_a_generation_whose_records_it_lacks_reads_again(palace):
+    """A reader that took a child's snapshot (seq S) as its palace, then a tip of that
+    generation with more records and an empty journal (an inline compaction after the aside
+    was not adopted): it boots, it does not stay behind."""
+    with PalaceDirectory(palace, make) as d:
+        _deferred(d)
+        with d.hold():
+            gen = d.status.generation + 1
+            d.store.write_snapshot(gen)
+            reader = PalaceDirectory(palace, make)
+            assert reader.status.generation == gen  # (nothing after S yet: it is whole)
+            for i in range(3):
+                add(d, f"after {i}")
+            d.store.compact()  # inline: snapshot gen again, at the newest record
+        assert reader.call("palace_status")["drawers"] == 4
+        reader.close()

@@ -30,6 +30,7 @@ from palazzo.persist.palacestore import (
     SNAPSHOT_OPS,
     TIP,
     PalaceStore,
+    journal_name,
     snapshot_name,
 )
 from palazzo.persist.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
@@ -103,9 +104,10 @@ class PalaceDirectory:
         self._root = DirectoryRoot(self.path.parent)
         self.space = DirectorySpace(self.path)
         self._serial = threading.RLock()  # one call at a time: the store is not thread-safe
-        # One writer at a time in this process, held around :attr:`_serial` by every write
-        # and by a compaction aside for its whole length (which lets go of ``_serial`` while
-        # its child writes, so reads go on then).
+        # Taken before ``_serial`` (never after: no deadlock) by hold() (an import, compact,
+        # repair, a held block), close(), and a compaction aside for its whole length, which
+        # lets go of ``_serial`` while its child writes, so reads and plain writes (which
+        # take ``_serial`` alone) go on then.
         self._gate = threading.RLock()
         self._holding = 0  # nested holds of the lock by this process
         self._private = False  # whether this process narrowed the files' modes yet
@@ -196,18 +198,16 @@ class PalaceDirectory:
         replaying a long journal (the command line does this after an import). Takes the
         writer lock for it as a write does; returns None. Cost: writing the whole palace
         once."""
-        with self._serial:
-            self._check_open()
-            with self.hold():
-                self.store.compact()
+        self._check_open()
+        with self.hold():  # (the gate before _serial, as everywhere: no deadlock)
+            self.store.compact()
 
     def repair(self) -> dict[str, Any]:
         """Repair damaged files (:meth:`PalaceStore.repair`) under the writer lock, after a
         boot as the writer; return its report."""
-        with self._serial:
-            self._check_open()
-            with self.hold(boot=True):
-                return self.store.repair()
+        self._check_open()
+        with self.hold(boot=True):
+            return self.store.repair()
 
     @contextlib.contextmanager
     def hold(self, boot: bool = False) -> Iterator[None]:
@@ -304,8 +304,9 @@ class PalaceDirectory:
                             store.adopt_snapshot(gen, store.space.size(snapshot_name(gen)) or 0,
                                                  since=since)
                         except Exception as err:
-                            with contextlib.suppress(Exception):
-                                store.space.delete(snapshot_name(gen))
+                            if journal_name(gen) not in store.space.names():  # (else the
+                                with contextlib.suppress(Exception):  # new generation stands)
+                                    store.space.delete(snapshot_name(gen))
                             store.note_compaction_failed(err)
                     elif current:  # no child, a failed one, or memory read again meanwhile
                         if done:
@@ -408,6 +409,10 @@ def _fork_writer(store: PalaceStore, gen: int) -> int | None:
         try:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_IGN)
+            # Its own deadline, kept even when no parent is left to stop it (killed -9):
+            # the lock it inherited must not be held for good by a child that hangs.
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(int(CHILD_WAIT))
             with contextlib.suppress(OSError):
                 os.nice(CHILD_NICENESS)  # the parent's answers come first
             store.write_snapshot(gen)

@@ -261,6 +261,7 @@ class PalaceStore:
         self._aside: set[str] = set()  # damaged files that repair moves aside
         self._words_only = False  # within words_first: drawers are added without vectors
         self._blocked_tip: bytes | None = None  # the tip a blocked store last saw (follow)
+        self._raw: dict[int, dict[int, bytes]] = {}  # (check: records' bytes by journal)
         # The latest writes this store made or followed, for a change feed (palazzo serve):
         # {"seq", "op", "ids"} each; a boot that follows others adds one "reloaded".
         self.changes: collections.deque[dict[str, Any]] = collections.deque(maxlen=CHANGES)
@@ -378,10 +379,10 @@ class PalaceStore:
                 self._partial = None  # no rebuild around damage before the fallback is read
                 return None
             name = snapshot_name(g)
-            if base is not None and tip is not None and g > tip.generation and \
-                    g not in jgens and base.seq is not None and base.seq < tip.seq:
+            if base is not None and g not in jgens and self._runs_past(g - 1, base.seq):
                 # Written aside while writes went on (PalaceDirectory.compact_aside) and
-                # never adopted (no journal of its own): the journal before it holds more.
+                # never adopted (no journal of its own): the journal before it, synced at
+                # every append, holds more. (Not the tip: it is never synced, and may lag.)
                 self._unfinished.append(name)
                 continue
             if base is not None or self._refused is not None:
@@ -395,6 +396,17 @@ class PalaceStore:
             self._aside.add(name)
             self.status.skipped_snapshots.append(name)
         return None
+
+    def _runs_past(self, gen: int, seq: int | None) -> bool:
+        """Return whether journal ``gen`` holds a whole record numbered after ``seq`` (False
+        when there is no such journal, or ``seq`` is unknown). Cost: reading the journal."""
+        if seq is None or gen < 1:
+            return False
+        try:
+            data = self.space.read(journal_name(gen))
+        except NotLoaded:
+            return False
+        return data is not None and any(r.seq > seq for r in journal.scan(data).records)
 
     def _boot_once(self) -> Status:
         st = self.status = Status(read_only=not self.writer)
@@ -702,6 +714,9 @@ class PalaceStore:
             self.boot()  # a gap, or an import (its effect is in its snapshot alone)
             return "boot"
         if not records and tip.generation == gen:
+            if tip.seq > self.seq:  # acknowledged records no journal shows here: boot
+                self.boot()
+                return "boot"
             return "none"
         if tip.generation == gen + 1 and not last[1].records and \
                 (records[-1].seq if records else self.seq) != tip.seq:
@@ -1170,6 +1185,7 @@ class PalaceStore:
         bad_current = False
         held: dict[int, int | None] = {}  # generation -> the record its snapshot holds up to
         seqs: dict[int, list[int]] = {}  # generation -> its journal's sequence numbers
+        self._raw: dict[int, dict[int, bytes]] = {}  # generation -> its records' bytes by seq
         for name in names:
             g = generation_of(name)
             role = ("current" if g == current else "previous" if g is not None and g < current
@@ -1179,7 +1195,8 @@ class PalaceStore:
                                                                     b""), **found})
             if not found["ok"] and role in ("current", "newer", "tip", "keys"):
                 bad_current = True
-        self._check_chain(files, held, seqs)
+        self._check_chain(files, held, seqs, self._raw)
+        self._raw = {}
         bad_current |= self._check_against_tip(files, seqs)
         for name in names:
             g = generation_of(name)
@@ -1214,10 +1231,21 @@ class PalaceStore:
 
     @staticmethod
     def _check_chain(files: list[dict[str, Any]], held: dict[int, int | None],
-                     seqs: dict[int, list[int]]) -> None:
+                     seqs: dict[int, list[int]], raw: dict[int, dict[int, bytes]]) -> None:
         """Mark each journal whose records do not lead from its snapshot to the next one:
         journal N holds the records after what snapshot N holds, up to what snapshot N+1
-        holds (a record lost at either end, found only by this)."""
+        holds (a record lost at either end, found only by this); the records it holds past
+        that (a compaction aside's, written while the snapshot was) must be journal N+1's
+        first ones, byte for byte."""
+        for g, numbers in seqs.items():
+            end = held.get(g + 1)
+            past = [n for n in numbers if end is not None and n > end]
+            if past and any(raw.get(g + 1, {}).get(n) != raw.get(g, {}).get(n) for n in past):
+                entry = next(f for f in files if f["file"] == journal_name(g))
+                entry["ok"] = False
+                entry["found"] += (f"; its records {past[0]}-{past[-1]} go past what the next "
+                                   "snapshot holds, and the next journal does not begin with "
+                                   "the same records")
         for g, numbers in seqs.items():
             start, end = held.get(g), held.get(g + 1)
             first = numbers[0] if numbers else None
@@ -1260,6 +1288,8 @@ class PalaceStore:
             found = journal.scan(data)
             numbers = [r.seq for r in found.records]
             seqs[int(m.group(1))] = numbers
+            self._raw[int(m.group(1))] = {r.seq: bytes(data[a:b]) for r, a, b in zip(
+                found.records, found.starts, found.ends, strict=True)}
             what = f"{len(numbers)} record(s)"
             if numbers:
                 what += f", {numbers[0]}-{numbers[-1]}"

@@ -65,6 +65,7 @@ mimetypes.add_type("text/javascript", ".mjs")
 CALL_TIMEOUT = 30.0  # seconds a client waits for an operation
 READ_THREADS = 1  # worker threads for reads (Server.threads)
 WRITE_THREADS = 2  # and for writes
+COMPACT_RETRY_S = 60.0  # seconds before a compaction that failed is tried again
 MAX_BODY = 64 << 20  # bytes of a request body (the MCP server's line limit)
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 # HTTP status by error class, most specific first.
@@ -212,6 +213,7 @@ class Server:
         self._lock = threading.Lock()
         self._poller: threading.Thread | None = None
         self._compactor: threading.Thread | None = None
+        self._compact_retry = 0.0  # (monotonic) no compaction before, after one failed
         self._limiters: tuple[anyio.CapacityLimiter, anyio.CapacityLimiter] | None = None
         self.compactions = 0
         self.ready = True
@@ -262,7 +264,8 @@ class Server:
     def compact_if_due(self) -> None:
         """Start a compaction aside in its own thread when the journal is due for one and
         none runs. Cost: a look at the store's status."""
-        if self.directory.store.compact_inline or not self.directory.store.compact_due:
+        if self.directory.store.compact_inline or not self.directory.store.compact_due or \
+                time.monotonic() < self._compact_retry:
             return
         with self._lock:
             if self._compactor is not None and self._compactor.is_alive():
@@ -278,6 +281,8 @@ class Server:
                 self.metrics.gauges["compactions"] = self.compactions
         except Exception:  # (ReadOnly: another process held the lock; tried again later)
             traceback.print_exc(file=sys.stderr)
+        if self.directory.store.compact_due:  # it failed (said in the status): not at once
+            self._compact_retry = time.monotonic() + COMPACT_RETRY_S
         self.publish()
 
     def publish(self) -> None:
