@@ -313,6 +313,10 @@ class PalaceDirectory:
                             with contextlib.suppress(Exception):
                                 store.space.delete(snapshot_name(gen))  # never adopted
                         store.compact_or_note()
+                    elif not done and snapshot_name(gen) not in store.space.names():
+                        # A boot meanwhile took the child's snapshot, which then failed its
+                        # check and was deleted: read the palace again, from generation N.
+                        store.boot()
             finally:
                 with self._serial:
                     store.aside = None

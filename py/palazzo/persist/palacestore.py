@@ -379,7 +379,8 @@ class PalaceStore:
                 self._partial = None  # no rebuild around damage before the fallback is read
                 return None
             name = snapshot_name(g)
-            if base is not None and g not in jgens and self._runs_past(g - 1, base.seq):
+            if base is not None and g not in jgens and (tip is None or g > tip.generation) \
+                    and self._runs_past(g - 1, base.seq):
                 # Written aside while writes went on (PalaceDirectory.compact_aside) and
                 # never adopted (no journal of its own): the journal before it, synced at
                 # every append, holds more. (Not the tip: it is never synced, and may lag.)
@@ -1195,7 +1196,7 @@ class PalaceStore:
                                                                     b""), **found})
             if not found["ok"] and role in ("current", "newer", "tip", "keys"):
                 bad_current = True
-        self._check_chain(files, held, seqs, self._raw)
+        bad_current |= self._check_chain(files, held, seqs, self._raw)
         self._raw = {}
         bad_current |= self._check_against_tip(files, seqs)
         for name in names:
@@ -1231,21 +1232,27 @@ class PalaceStore:
 
     @staticmethod
     def _check_chain(files: list[dict[str, Any]], held: dict[int, int | None],
-                     seqs: dict[int, list[int]], raw: dict[int, dict[int, bytes]]) -> None:
+                     seqs: dict[int, list[int]], raw: dict[int, dict[int, bytes]]) -> bool:
         """Mark each journal whose records do not lead from its snapshot to the next one:
         journal N holds the records after what snapshot N holds, up to what snapshot N+1
         holds (a record lost at either end, found only by this); the records it holds past
         that (a compaction aside's, written while the snapshot was) must be journal N+1's
-        first ones, byte for byte."""
+        first ones, byte for byte (when journal N+1 exists: before, snapshot N+1 is one
+        being written aside, or one that boot drops). Returns whether two journals disagree
+        on a record: the palace read from the newer one is not what was acknowledged."""
+        disagree = False
         for g, numbers in seqs.items():
             end = held.get(g + 1)
             past = [n for n in numbers if end is not None and n > end]
-            if past and any(raw.get(g + 1, {}).get(n) != raw.get(g, {}).get(n) for n in past):
-                entry = next(f for f in files if f["file"] == journal_name(g))
-                entry["ok"] = False
-                entry["found"] += (f"; its records {past[0]}-{past[-1]} go past what the next "
-                                   "snapshot holds, and the next journal does not begin with "
-                                   "the same records")
+            if past and g + 1 in seqs and any(
+                    raw.get(g + 1, {}).get(n) != raw.get(g, {}).get(n) for n in past):
+                disagree = True
+                for name in (journal_name(g), journal_name(g + 1)):
+                    entry = next(f for f in files if f["file"] == name)
+                    entry["ok"] = False
+                    entry["found"] += (f"; records {past[0]}-{past[-1]} differ between "
+                                       f"{journal_name(g)} and {journal_name(g + 1)}, which "
+                                       "should begin with the same records")
         for g, numbers in seqs.items():
             start, end = held.get(g), held.get(g + 1)
             first = numbers[0] if numbers else None
@@ -1262,6 +1269,7 @@ class PalaceStore:
                 entry = next(f for f in files if f["file"] == journal_name(g))
                 entry["ok"] = False
                 entry["found"] += f"; {why}"
+        return disagree
 
     def _check_file(self, name: str, current: bool, held: dict[int, int | None],
                     seqs: dict[int, list[int]]) -> dict[str, Any]:
