@@ -602,17 +602,24 @@ def test_an_unadopted_snapshot_is_dropped_by_what_the_journal_holds_not_by_the_t
     assert drawers_on_disk(palace) == sorted([*expected, "next"])
 
 
-def test_a_journal_past_the_next_snapshot_must_go_on_in_the_next_journal(palace):
+def _aside_started(d):
+    """Start a compaction aside of ``d`` (four notes written, its child slowed by a second)
+    in a thread, and return the thread once the child is at work."""
     import threading
 
+    _deferred(d)
+    for i in range(4):
+        add(d, f"note {i}")
+    _slow_child(d, 1.0)
+    aside = threading.Thread(target=d.compact_aside)
+    aside.start()
+    time.sleep(0.3)
+    return aside
+
+
+def test_a_journal_past_the_next_snapshot_must_go_on_in_the_next_journal(palace):
     with PalaceDirectory(palace, make) as d:
-        _deferred(d)
-        for i in range(4):
-            add(d, f"note {i}")
-        _slow_child(d, 1.0)
-        aside = threading.Thread(target=d.compact_aside)
-        aside.start()
-        time.sleep(0.3)
+        aside = _aside_started(d)
         add(d, "meanwhile")
         aside.join(timeout=60)
         gen = d.status.generation
@@ -639,13 +646,7 @@ def test_compact_in_one_thread_and_a_compaction_aside_in_another_do_not_deadlock
     import threading
 
     with PalaceDirectory(palace, make) as d:
-        _deferred(d)
-        for i in range(4):
-            add(d, f"note {i}")
-        _slow_child(d, 1.0)
-        aside = threading.Thread(target=d.compact_aside)
-        aside.start()
-        time.sleep(0.3)
+        aside = _aside_started(d)
         other = threading.Thread(target=d.compact)
         other.start()
         aside.join(timeout=30)
