@@ -261,7 +261,6 @@ class PalaceStore:
         self._aside: set[str] = set()  # damaged files that repair moves aside
         self._words_only = False  # within words_first: drawers are added without vectors
         self._blocked_tip: bytes | None = None  # the tip a blocked store last saw (follow)
-        self._raw: dict[int, dict[int, bytes]] = {}  # (check: records' bytes by journal)
         # The latest writes this store made or followed, for a change feed (palazzo serve):
         # {"seq", "op", "ids"} each; a boot that follows others adds one "reloaded".
         self.changes: collections.deque[dict[str, Any]] = collections.deque(maxlen=CHANGES)
@@ -1186,18 +1185,17 @@ class PalaceStore:
         bad_current = False
         held: dict[int, int | None] = {}  # generation -> the record its snapshot holds up to
         seqs: dict[int, list[int]] = {}  # generation -> its journal's sequence numbers
-        self._raw: dict[int, dict[int, bytes]] = {}  # generation -> its records' bytes by seq
+        raw: dict[int, dict[int, bytes]] = {}  # generation -> its records' bytes by seq
         for name in names:
             g = generation_of(name)
             role = ("current" if g == current else "previous" if g is not None and g < current
                     else "newer" if g is not None else _role(name))
-            found = self._check_file(name, g == current, held, seqs)
+            found = self._check_file(name, g == current, held, seqs, raw)
             files.append({"file": name, "role": role, "bytes": len(self.space.read(name) or
                                                                     b""), **found})
             if not found["ok"] and role in ("current", "newer", "tip", "keys"):
                 bad_current = True
-        bad_current |= self._check_chain(files, held, seqs, self._raw)
-        self._raw = {}
+        bad_current |= self._check_chain(files, held, seqs, raw)
         bad_current |= self._check_against_tip(files, seqs)
         for name in names:
             g = generation_of(name)
@@ -1272,9 +1270,11 @@ class PalaceStore:
         return disagree
 
     def _check_file(self, name: str, current: bool, held: dict[int, int | None],
-                    seqs: dict[int, list[int]]) -> dict[str, Any]:
+                    seqs: dict[int, list[int]], raw: dict[int, dict[int, bytes]]
+                    ) -> dict[str, Any]:
         """Return {"ok", "found"} for one file (see :meth:`check`); note what a snapshot holds
-        up to in ``held`` and a journal's sequence numbers in ``seqs``."""
+        up to in ``held``, a journal's sequence numbers in ``seqs`` and its records' bytes
+        in ``raw``."""
         data = self.space.read(name) or b""
         if m := SNAPSHOT.fullmatch(name):
             if not snapshot.is_snapshot(data):
@@ -1296,7 +1296,7 @@ class PalaceStore:
             found = journal.scan(data)
             numbers = [r.seq for r in found.records]
             seqs[int(m.group(1))] = numbers
-            self._raw[int(m.group(1))] = {r.seq: bytes(data[a:b]) for r, a, b in zip(
+            raw[int(m.group(1))] = {r.seq: bytes(data[a:b]) for r, a, b in zip(
                 found.records, found.starts, found.ends, strict=True)}
             what = f"{len(numbers)} record(s)"
             if numbers:

@@ -229,8 +229,9 @@ class Server:
         one at a time anyway (the palace's lock), and every thread more that waits in line
         contends for the GIL with the one that runs and with the event loop; measured with
         `palazzo bench serve` (50 clients, 0.5 s apart, 20k drawers), 32 read threads gave a
-        search p50 of 40 ms and one 19 ms. Why apart: a write may wait for the writer lock
-        (another process's write, up to 30 s), and should not hold up the reads meanwhile."""
+        search p50 of 33–38 ms and one 16–18 ms (docs/benchmarks.md). Why apart: a write
+        may wait for the writer lock (another process's write, up to 30 s), and should not
+        hold up the reads meanwhile."""
         if self._limiters is None:  # (made in the event loop, on the first call)
             self._limiters = (anyio.CapacityLimiter(READ_THREADS),
                               anyio.CapacityLimiter(WRITE_THREADS))
