@@ -444,3 +444,30 @@ def test_text_the_embedder_does_not_read_gets_no_vector_and_is_no_failure():
     # the Korean drawer is still found by its words, first
     hits = call(palace, "search", {"query": "금융소득 종합과세"})["results"]
     assert hits[0]["drawer_id"] == korean
+
+
+def test_reserve_makes_room_so_the_writes_it_was_made_for_copy_no_array():
+    from palazzo.formats import snapshot
+
+    p = make()
+    for i in range(40):
+        p.add_drawer("w", "r", f"note {i} about the garden window and its {'long ' * i}frame")
+    q = snapshot.read_snapshot(snapshot.write_snapshot(p), lambda **kw: make(**kw))
+    before = call(q, "search", {"query": "garden frame", "limit": 5})
+    q.reserve(8)
+    store, index = q.drawers, q.text_index
+    held = (store.vectors, store.alive, store.columns["importance"], store.chunks.vectors,
+            q.edges.alive, index._start, index._p_row)
+    assert index.capacity == p.text_index.capacity  # what scores returns is unchanged
+    assert call(q, "search", {"query": "garden frame", "limit": 5}) == before
+    for i in range(8):
+        q.add_drawer("w", "r", f"a new note {i} on the garden frame")
+    after = (store.vectors, store.alive, store.columns["importance"], store.chunks.vectors,
+             q.edges.alive, index._start, index._p_row)
+    assert all(a is b for a, b in zip(held, after, strict=True))
+    plain = snapshot.read_snapshot(snapshot.write_snapshot(p), lambda **kw: make(**kw))
+    for i in range(8):  # the same writes without the room made first
+        plain.add_drawer("w", "r", f"a new note {i} on the garden frame")
+    assert call(q, "search", {"query": "garden frame", "limit": 10}) == \
+        call(plain, "search", {"query": "garden frame", "limit": 10})
+    assert snapshot.write_snapshot(q) == snapshot.write_snapshot(plain)

@@ -154,15 +154,20 @@ class ChunkTable:
     def _slots(self, count: int) -> list[int]:
         taken = [self.free.pop() for _ in range(min(count, len(self.free)))]
         fresh = count - len(taken)
-        if self.size + fresh > len(self.alive):
-            capacity = max(self.size + fresh, 2 * len(self.alive))
+        self.reserve(self.size + fresh)
+        taken += range(self.size, self.size + fresh)
+        self.size += fresh
+        return taken
+
+    def reserve(self, slots: int) -> None:
+        """Make room for ``slots`` chunks without growing again (capacity at least doubles
+        when it grows). Cost: one copy of the table when it grows, else nothing."""
+        if slots > len(self.alive):
+            capacity = max(slots, 2 * len(self.alive))
             self.vectors = _grow(self.vectors, capacity)
             self.drawer_row = _grow(self.drawer_row, capacity)
             self.alive = _grow(self.alive, capacity)
             self.kind = _grow(self.kind, capacity)
-        taken += range(self.size, self.size + fresh)
-        self.size += fresh
-        return taken
 
     def put(self, row: int, vectors: np.ndarray, kinds: np.ndarray | None = None) -> None:
         """Give drawer ``row`` the chunk ``vectors`` (replacing any it had), of ``kinds``
@@ -273,6 +278,11 @@ class DrawerStore:
     @property
     def capacity(self) -> int:
         return len(self.alive)
+
+    def reserve(self, rows: int) -> None:
+        """Make room for ``rows`` drawers without growing again (capacity at least doubles
+        when it grows). Cost: one copy of every per-drawer array when it grows."""
+        self._ensure(rows)
 
     def _ensure(self, rows: int) -> None:
         if rows <= self.capacity:
@@ -503,6 +513,14 @@ class EdgeTable:
     def __len__(self) -> int:
         return int(self.alive[: len(self.kind)].sum())
 
+    def reserve(self, edges: int) -> None:
+        """Make room for ``edges`` entries without growing again (capacity at least doubles
+        when it grows). Cost: one copy of the edge arrays when it grows."""
+        if edges > len(self.alive):
+            capacity = max(16, edges, 2 * len(self.alive))
+            self.alive = _grow(self.alive, capacity)
+            self.columns = {k: _grow(v, capacity) for k, v in self.columns.items()}
+
     def find(self, kind: EdgeKind, src: str, dst: str) -> int | None:
         """Return the index of the live ``kind`` edge from ``src`` to ``dst``, or None."""
         return self.index.get((kind.value, src, dst))
@@ -514,10 +532,7 @@ class EdgeTable:
         if existing is not None:
             return existing
         i = len(self.kind)
-        if i >= len(self.alive):
-            capacity = max(16, 2 * len(self.alive))
-            self.alive = _grow(self.alive, capacity)
-            self.columns = {k: _grow(v, capacity) for k, v in self.columns.items()}
+        self.reserve(i + 1)
         self.kind.append(kind)
         self.src.append(src)
         self.dst.append(dst)

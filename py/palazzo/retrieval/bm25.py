@@ -366,10 +366,23 @@ class BM25Index:
         """``"scipy"`` or ``"numpy"``: the layout of the current snapshot (None before one)."""
         return self._snap_kind
 
-    def reserve(self, capacity: int) -> None:
-        """Make :meth:`scores` return at least ``capacity`` slots (empty ones score 0). O(cap)."""
+    def reserve(self, capacity: int, postings: int = 0, rows: int = 0) -> None:
+        """Make :meth:`scores` return at least ``capacity`` slots (empty ones score 0), and
+        make room for ``rows`` more slots and ``postings`` more (term, document) entries
+        without changing what :meth:`scores` returns, so that adding documents copies
+        nothing until that room is used up. O(cap) when anything grows."""
         if capacity > self._capacity:
             self._grow_rows(capacity)
+        if self._capacity + rows > len(self._start):
+            capacity = self._capacity
+            self._grow_rows(capacity + rows)
+            self._capacity = capacity
+        need = self._p_len + postings
+        if need > len(self._p_row):
+            self._p_row = _grown(self._p_row, need)
+            self._p_term = _grown(self._p_term, need)
+            self._p_tf = _grown(self._p_tf, need)
+            self._p_live = _grown(self._p_live, need)
 
     def _grow_rows(self, capacity: int) -> None:
         self._start = _grown(self._start, capacity)
@@ -397,11 +410,7 @@ class BM25Index:
 
         m, lo = len(ids), self._p_len
         hi = lo + m
-        if hi > len(self._p_row):
-            self._p_row = _grown(self._p_row, hi)
-            self._p_term = _grown(self._p_term, hi)
-            self._p_tf = _grown(self._p_tf, hi)
-            self._p_live = _grown(self._p_live, hi)
+        self.reserve(0, m)
         self._p_row[lo:hi] = row
         self._p_term[lo:hi] = ids
         self._p_tf[lo:hi] = tf
