@@ -691,3 +691,37 @@ def test_a_reader_on_a_generation_whose_records_it_lacks_reads_again(palace):
             d.store.compact()  # inline: snapshot gen again, at the newest record
         assert reader.call("palace_status")["drawers"] == 4
         reader.close()
+
+
+def test_a_reader_opening_during_a_compaction_aside_is_told_of_no_crash(palace, tmp_path):
+    """While the child's snapshot waits to be adopted, a process that opens the palace
+    reads past it (journal N holds more) without calling it a crash's; the same files with
+    nobody holding the lock are one (the parent died before adopting it)."""
+    import threading
+
+    marker = tmp_path / "written"
+    with PalaceDirectory(palace, make) as d:
+        _deferred(d)
+        for i in range(4):
+            add(d, f"note {i}")
+        write = d.store.write_snapshot
+        d.store.write_snapshot = lambda g: (write(g), marker.touch(), time.sleep(2.0))[0]
+        aside = threading.Thread(target=d.compact_aside)
+        aside.start()
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        add(d, "meanwhile")  # journal N runs past the snapshot the child wrote
+        with PalaceDirectory(palace, make) as reader:
+            assert reader.status.problem is None and not reader.status.damage
+            found = reader.call("search", {"query": "meanwhile"})["results"]
+            assert found[0]["content"] == "meanwhile"
+        aside.join(timeout=60)
+        assert d.store.check()["ok"]
+        d.store.write_snapshot = write
+        with d.hold():  # what a parent killed before adopting leaves
+            d.store.write_snapshot(d.status.generation + 1)
+            add(d, "after the crash")
+    with PalaceDirectory(palace, make) as again:
+        assert "a compaction a crash cut short" in again.status.problem

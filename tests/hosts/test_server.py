@@ -507,3 +507,81 @@ def test_the_real_codex_clis_requests_replayed_get_the_answers_it_accepted(tmp_p
                     expected["result"]["protocolVersion"]
     finally:
         server.stop()
+
+
+def test_the_server_runs_numpy_on_one_blas_thread_and_uvicorn_on_its_c_parts():
+    """The server's process gives BLAS one thread (two spin between calls and took a core
+    from compactions and clients), and uvicorn finds its C parser and event loop."""
+    code = ("from threadpoolctl import threadpool_info\n"
+            "from palazzo.hosts.server.app import one_blas_thread\n"
+            "before = one_blas_thread()\n"
+            "after = [p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas']\n"
+            "import uvicorn\n"
+            "async def app(scope, receive, send): pass\n"
+            "c = uvicorn.Config(app, lifespan='off')\n"
+            "c.load()\n"
+            "print(before, after, c.http_protocol_class.__name__,\n"
+            "      c.get_loop_factory().__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code], env={**ENV, "OPENBLAS_NUM_THREADS": "2"},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "[1]", "HttpToolsProtocol", "uvloop"]
+
+
+HOLD = """
+import sys
+from pathlib import Path
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.palace import Palace
+from palazzo.persist.directory import PalaceDirectory
+with PalaceDirectory(Path(sys.argv[1]), lambda **kw: Palace(embedder=HashEmbedder(), **kw)) as d:
+    with d.hold():
+        print("held", flush=True)
+        sys.stdin.readline()
+"""
+
+
+@pytest.mark.parametrize("copies", ["two", "one"])
+def test_a_write_waiting_for_the_lock_holds_up_no_read(tmp_path, copies):
+    """Another process holds the writer lock; a write to the server waits for it. With the
+    server's two copies (the default) a read meanwhile answers at once and a read after the
+    write sees it; with --one-copy the read waits behind the write (what the pair is for)."""
+    import threading
+
+    server = Served(tmp_path / "atrium", *(["--one-copy"] if copies == "one" else []))
+    holder = None
+    try:
+        assert server.op("add_drawer", {"wing": "w", "room": "r",
+                                        "content": "the first note about lanterns"})[0] == 200
+        holder = subprocess.Popen([sys.executable, "-c", HOLD, str(server.palace)], env=ENV,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert holder.stdout.readline().strip() == "held"
+        wrote, read = {}, {}
+        write = threading.Thread(target=lambda: wrote.update(out=server.op(
+            "add_drawer", {"wing": "w", "room": "r", "content": "a second note about lanterns"})))
+        write.start()
+        time.sleep(1.5)  # the write is waiting for the lock by now
+        reading = threading.Thread(target=lambda: read.update(out=server.op(
+            "search", {"query": "lanterns"})))
+        reading.start()
+        reading.join(timeout=10 if copies == "two" else 3)
+        assert write.is_alive()  # still waiting for the other process's lock
+        if copies == "two":
+            status, found = read["out"]
+            assert status == 200
+            assert [h["content"] for h in found["results"]] == ["the first note about lanterns"]
+        else:
+            assert reading.is_alive()
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.wait(timeout=30) == 0
+        write.join(timeout=60)
+        reading.join(timeout=60)
+        assert wrote["out"][0] == 200 and read["out"][0] == 200
+        status, found = server.op("search", {"query": "lanterns"})
+        assert sorted(h["content"] for h in found["results"]) == [
+            "a second note about lanterns", "the first note about lanterns"]
+    finally:
+        if holder is not None and holder.poll() is None:
+            holder.kill()
+        server.stop()

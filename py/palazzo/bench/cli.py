@@ -230,6 +230,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     sv.add_argument("--search-share", type=float, default=0.8)
     sv.add_argument("--think", type=float, default=0.0, help="seconds between a client's calls")
     sv.add_argument("--no-kill", action="store_true", help="no kill and restart halfway")
+    sv.add_argument("--one-copy", action="store_true", help="palazzo serve --one-copy")
+    sv.add_argument("--hold", type=float, default=0.0, metavar="S",
+                    help="another holder of the writer lock takes it for S seconds every "
+                    "20 s (as another process's import batch would)")
     sv.add_argument("--seed", type=int, default=0)
     sv.add_argument("--workdir")
     sv.add_argument("--keep", action="store_true")
@@ -450,7 +454,8 @@ def _served(args: argparse.Namespace, make_embedder: MakeEmbedder,
     result = served.run(args.drawers, args.seconds, args.clients, args.embedder,
                         search_share=args.search_share, think=args.think,
                         kill=not args.no_kill, seed=args.seed,
-                        workdir=Path(args.workdir) if args.workdir else None, keep=args.keep)
+                        workdir=Path(args.workdir) if args.workdir else None, keep=args.keep,
+                        one_copy=args.one_copy, hold=args.hold)
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
     return 0

@@ -19,7 +19,10 @@ query embedding"); ``minilm`` includes it. Operations run one at a time in the s
 palace is not thread-safe), so with every client sending back to back the latency is mostly
 waiting in line: ``think`` seconds between a client's calls set a lighter load (and each
 client starts at a random moment within its first ``think`` seconds, as independent agents
-would, not all in the same millisecond).
+would, not all in the same millisecond). ``hold``: every 20 s another holder of the
+palace's writer lock keeps it for that many seconds, as another process's import batch
+would: the server's writes wait for it, and its reads (two copies in memory,
+:mod:`palazzo.hosts.server.pair`) should not; ``one_copy`` runs the server with one copy.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from typing import Any
 from palazzo.bench import exportgen
 from palazzo.bench.scale import _child, _machine, _palazzo, scratch
 from palazzo.bench.writers import _env, _open, _percentiles
+from palazzo.persist.storage import DirectoryRoot
 
 READY_S = 120.0  # how long a (re)start may take before the benchmark gives up
 
@@ -48,21 +52,40 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+HOLD_EVERY_S = 20.0  # with ``hold``: another holder of the writer lock takes it this often
+
+
 class _Process:
     """``palazzo serve`` on the palace and port, started and waited for."""
 
-    def __init__(self, palace: Path, port: int, embedder: str, log: Path) -> None:
+    def __init__(self, palace: Path, port: int, embedder: str, log: Path,
+                 extra: tuple[str, ...] = ()) -> None:
         self.port = port
         t0 = time.perf_counter()
         with log.open("ab") as err:
             self.proc = subprocess.Popen(
                 _palazzo("serve", "--palace", str(palace), "--embedder", embedder, "--port",
-                         str(port)), env=_env(), stdout=subprocess.DEVNULL, stderr=err)
+                         str(port), *extra), env=_env(), stdout=subprocess.DEVNULL,
+                stderr=err)
         while not _live(port):
             if self.proc.poll() is not None or time.perf_counter() - t0 > READY_S:
                 raise RuntimeError(f"palazzo serve did not start: see {log}")
             time.sleep(0.05)
         self.start_s = time.perf_counter() - t0
+
+
+def _holder(palace: Path, hold: float, stop: threading.Event) -> None:
+    """Every :data:`HOLD_EVERY_S` seconds take the palace's writer lock for ``hold`` seconds,
+    as another process's import batch would (through the files' ``flock``, on a descriptor
+    of this process: the server cannot tell it from another process)."""
+    root = DirectoryRoot(palace.parent)
+    while not stop.wait(HOLD_EVERY_S / 2):
+        if root.lock(palace.name, wait=30):
+            try:
+                stop.wait(hold)
+            finally:
+                root.unlock(palace.name)
+        stop.wait(HOLD_EVERY_S / 2)
 
 
 def _live(port: int) -> bool:
@@ -94,12 +117,13 @@ def _generation(port: int) -> int | None:
 
 def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
         search_share: float = 0.8, think: float = 0.0, kill: bool = True, seed: int = 0,
-        workdir: Path | None = None, keep: bool = False) -> dict[str, Any]:
+        workdir: Path | None = None, keep: bool = False, one_copy: bool = False,
+        hold: float = 0.0) -> dict[str, Any]:
     """Return the measurements described in the module docstring, as JSON-able data."""
     result: dict[str, Any] = {"benchmark": "serve", "drawers": drawers, "seconds": seconds,
                               "clients": clients, "embedder": embedder,
                               "search_share": search_share, "think_s": think, "kill": kill,
-                              "machine": _machine()}
+                              "one_copy": one_copy, "hold_s": hold, "machine": _machine()}
     with scratch("palazzo-serve-", workdir, keep, result) as base:
         export = base / "conversations.json"
         exportgen.write_export(export, drawers, seed=seed)
@@ -111,10 +135,18 @@ def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
         if imp["exit"] != 0:
             raise RuntimeError(f"the import failed: {imp['stderr_tail'][-500:]}")
         port = _free_port()
-        server = _Process(palace, port, embedder, base / "serve.log")
+        extra = ("--one-copy",) if one_copy else ()
+        server = _Process(palace, port, embedder, base / "serve.log", extra)
         result["start_s"] = round(server.start_s, 2)
+        stop = threading.Event()
+        holder = threading.Thread(target=_holder, args=(palace, hold, stop), daemon=True)
+        if hold:
+            holder.start()
         result.update(_load(server, palace, port, embedder, base, words, seconds, clients,
-                            search_share, think, kill, seed))
+                            search_share, think, kill, seed, extra))
+        stop.set()
+        if hold:
+            holder.join()
         server.proc.send_signal(signal.SIGTERM)
         server.proc.wait(timeout=60)
         store = _open(palace)
@@ -127,7 +159,7 @@ def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
 
 def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
           words: list[str], seconds: float, clients: int, search_share: float, think: float,
-          kill: bool, seed: int) -> dict[str, Any]:
+          kill: bool, seed: int, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run the clients (and the kill and restart); return what they saw."""
     lock = threading.Lock()
     lat: dict[str, list[float]] = {"search": [], "add_drawer": []}
@@ -193,7 +225,7 @@ def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
         t0 = time.perf_counter()
         server.proc.send_signal(signal.SIGKILL)
         server.proc.wait()
-        again = _Process(palace, port, embedder, base / "serve.log")
+        again = _Process(palace, port, embedder, base / "serve.log", extra)
         restart = {"seconds_until_answering": round(time.perf_counter() - t0, 2)}
         with lock:
             restarted_at[0] = time.perf_counter()

@@ -378,7 +378,8 @@ def _serve(args) -> int:
               f"(API /api/ops/<name>, feed /api/events"
               + (f", web app from {site}" if shown else ", no web app: no built site")
               + "; Ctrl-C stops)", file=sys.stderr)
-        return serve(d, args.host, args.port, shown, args.tokens, tuple(args.allow_host or ()))
+        return serve(d, args.host, args.port, shown, args.tokens, tuple(args.allow_host or ()),
+                     args.one_copy)
 
 
 def _token(args) -> int:
@@ -742,6 +743,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--allow-host", action="append", metavar="NAME",
                    help="a name the Host header may give (this machine's name on a private "
                    "network); repeat for more")
+    c.add_argument("--one-copy", action="store_true",
+                   help="hold the palace in memory once (half the memory; reads then wait "
+                   "for writes): by default reads are answered from a second copy")
     c = cmd("token", _token, "tokens for palazzo serve: create (printed once; only its "
             "hash is kept), list, revoke")
     c.add_argument("action", choices=["create", "list", "revoke"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import os
 import signal
 import stat
@@ -121,7 +122,16 @@ class PalaceDirectory:
                     return
             finally:
                 self._release()
-        self.store = PalaceStore(self.space, make, read_only=True)
+        self.store = PalaceStore(self.space, make, read_only=True,
+                                 locked_elsewhere=self._locked_elsewhere)
+
+    def another(self) -> PalaceDirectory:
+        """Return a second :class:`PalaceDirectory` on the same files with the same palace
+        maker: a copy of the palace in this process's memory that follows the files and
+        takes the lock as another process would (the palace server reads from one while it
+        writes with the other, :mod:`palazzo.hosts.server.pair`). Cost: opening the palace
+        again (its snapshot read and its journal replayed)."""
+        return PalaceDirectory(self.path, self._make, self.lock_wait)
 
     def __enter__(self) -> PalaceDirectory:
         """Return this directory, open: the ``as`` target of a ``with`` block."""
@@ -331,13 +341,18 @@ class PalaceDirectory:
         with self._serial:
             self.store.follow()
 
-    def take_changes(self) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    def take_changes(self, wait: bool = True
+                     ) -> tuple[list[dict[str, Any]], dict[str, int]] | None:
         """Return the writes this process made or followed since the last take (the store's
         ``changes``: ``{"seq", "op", "ids", "wings"}`` each, oldest first, ``wings`` those of
         the drawers it names that are still there) and where the palace
         stands (``seq``, ``generation``, ``journal_records``, ``journal_bytes``), emptying
-        the list: what a change feed sends. Cost: copying the list."""
-        with self._serial:
+        the list: what a change feed sends. Without ``wait``, None at once while a call
+        runs here (a write waiting for another process's lock: the next take has them).
+        Cost: copying the list."""
+        if not self._serial.acquire(blocking=wait):
+            return None
+        try:
             store = self.store
             events = list(store.changes)
             store.changes.clear()
@@ -349,6 +364,8 @@ class PalaceDirectory:
             return events, {"seq": store.seq, "generation": st.generation,
                             "journal_records": st.journal_records,
                             "journal_bytes": st.journal_bytes}
+        finally:
+            self._serial.release()
 
     def close(self) -> None:
         """Give a held lock back; returns None. Idempotent: a second close does nothing.
@@ -366,6 +383,17 @@ class PalaceDirectory:
         if self._closed:
             raise StorageError(f"{self.path} was closed: open the palace directory again to "
                                "use it")
+
+    def _locked_elsewhere(self) -> bool:
+        """Return whether someone else (another process, or another directory of this
+        one) holds the writer lock now; False while this directory holds it. Cost: one
+        ``flock`` tried and given back."""
+        if self._holding:
+            return False
+        if self._root.lock(self.path.name, wait=0):
+            self._root.unlock(self.path.name)
+            return False
+        return True
 
     def _take(self) -> None:
         """Take the writer lock, waiting up to ``lock_wait`` seconds; raise ReadOnly when it
@@ -419,6 +447,7 @@ def _fork_writer(store: PalaceStore, gen: int) -> int | None:
             signal.alarm(int(CHILD_WAIT))
             with contextlib.suppress(OSError):
                 os.nice(CHILD_NICENESS)  # the parent's answers come first
+            gc.disable()
             store.write_snapshot(gen)
             code = 0
         finally:

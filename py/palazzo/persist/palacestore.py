@@ -237,8 +237,13 @@ class PalaceStore:
     def __init__(self, space: Space, make_palace: Callable[..., Palace],
                  registry: Registry = REGISTRY, clock: Callable[[], float] = time.time,
                  read_only: bool = False, compact_records: int = COMPACT_RECORDS,
-                 compact_bytes: int = COMPACT_BYTES) -> None:
+                 compact_bytes: int = COMPACT_BYTES,
+                 locked_elsewhere: Callable[[], bool] | None = None) -> None:
         self.space = space
+        # Whether another writer holds the palace's lock now (None: no way to tell). A
+        # reader that boots while it does may meet a snapshot that a compaction aside is
+        # writing and has not adopted yet: that is no crash's, and not said as one.
+        self.locked_elsewhere = locked_elsewhere
         self.make_palace = make_palace
         self.registry = registry
         self.clock = clock
@@ -612,7 +617,8 @@ class PalaceStore:
                          "recovers what verifies and keeps every damaged file)")
         elif torn is not None:
             parts.append(f"{torn.reason}: a write a crash cut short was dropped")
-        elif self._unfinished:
+        elif self._unfinished and not (not self.writer and self.locked_elsewhere is not None
+                                       and self.locked_elsewhere()):
             parts.append("a compaction a crash cut short was dropped: " +
                          ", ".join(self._unfinished))
         return "; ".join(parts) or None

@@ -57,6 +57,7 @@ from palazzo.hosts.serve import SITE_HEADERS
 from palazzo.hosts.server import openapi
 from palazzo.hosts.server.client import remove_discovery, url_of, write_discovery
 from palazzo.hosts.server.feed import KEEPALIVE_S, POLL_S, Feed, frame
+from palazzo.hosts.server.pair import Pair
 from palazzo.hosts.server.streamable import StreamableMcp
 from palazzo.hosts.server.tokens import Scoped, Token, Tokens
 
@@ -66,6 +67,7 @@ CALL_TIMEOUT = 30.0  # seconds a client waits for an operation
 READ_THREADS = 1  # worker threads for reads (Server.threads)
 WRITE_THREADS = 2  # and for writes
 COMPACT_RETRY_S = 60.0  # seconds before a compaction that failed is tried again
+WARM_ROOM = 1024  # drawers the warm-up makes room for (Palace.reserve)
 MAX_BODY = 64 << 20  # bytes of a request body (the MCP server's line limit)
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 # HTTP status by error class, most specific first.
@@ -219,8 +221,17 @@ class Server:
         self.ready = True
         # Compaction off the request path: a write never compacts here; the server does it
         # aside when the journal is due (PalaceDirectory.compact_aside), reads going on.
-        if hasattr(directory, "compact_aside"):
-            directory.store.compact_inline = False
+        for copy in self.copies():
+            copy.store.compact_inline = False
+
+    def copies(self) -> tuple[Any, ...]:
+        """Return the palace directories this server holds in memory: the writer and the
+        reader of a :class:`Pair`, the one directory otherwise (none for a palace that
+        cannot compact aside, as a test's bare store)."""
+        d = self.directory
+        if isinstance(d, Pair):
+            return d.writer, d.reader
+        return (d,) if hasattr(d, "compact_aside") else ()
 
     # -- the palace, in worker threads -------------------------------------------------------
     def threads(self, writes: bool) -> anyio.CapacityLimiter:
@@ -259,7 +270,7 @@ class Server:
         try:
             return Scoped(self.directory, token).call(name, args)
         finally:
-            self.publish()
+            self.publish(wait=False)  # (a read never waits for a write to publish)
             self.compact_if_due()
 
     def compact_if_due(self) -> None:
@@ -286,10 +297,15 @@ class Server:
             self._compact_retry = time.monotonic() + COMPACT_RETRY_S
         self.publish()
 
-    def publish(self) -> None:
+    def publish(self, wait: bool = True) -> None:
         """Send the writes the directory made or followed since the last call to the feed,
-        and note the palace's size for the metrics. Cost: a look at the store's status."""
-        events, status = self.directory.take_changes()
+        and note the palace's size for the metrics; without ``wait``, nothing while a call
+        runs on the writer (that call's own publish, or the poller's, sends them). Cost: a
+        look at the store's status."""
+        taken = self.directory.take_changes(wait)
+        if taken is None:
+            return
+        events, status = taken
         self.feed.publish(events)
         self.metrics.gauges.update(seq=status["seq"], journal_records=status["journal_records"],
                                    journal_bytes=status["journal_bytes"],
@@ -300,15 +316,20 @@ class Server:
         listens, so the parts of the palace a search reads that are built on first use
         (conversations, entity links, the knowledge graph: about 0.6 s at 20k drawers) are
         built before a client waits for them rather than while the first clients' calls
-        queue behind it; then move every object made so far out of the garbage collector's
+        queue behind it; make room for the next :data:`WARM_ROOM` drawers, which the first
+        write would otherwise make while every call waits (0.4 s at 20k drawers: every
+        per-drawer array copied); then move every object made so far out of the garbage collector's
         sight (``gc.freeze``), so that its full collections, which would walk the whole
         palace's millions of objects while every call waits, walk only what calls make.
         Returns None; a failure is left for the first call to meet."""
-        with contextlib.suppress(Exception):
-            drawers = self.directory.store.palace.drawers
-            rows = drawers.live_rows()
-            words = " ".join(drawers.content[rows[-1]].split()[:8]) if len(rows) else "palazzo"
-            self.directory.call("search", {"query": words or "palazzo", "limit": 10})
+        for copy in self.copies():  # (each copy of a Pair builds its own)
+            with contextlib.suppress(Exception):
+                drawers = copy.store.palace.drawers
+                rows = drawers.live_rows()
+                words = " ".join(drawers.content[rows[-1]].split()[:8]) if len(rows) \
+                    else "palazzo"
+                copy.call("search", {"query": words or "palazzo", "limit": 10})
+                copy.store.palace.reserve(WARM_ROOM)
         gc.collect()
         gc.freeze()
 
@@ -476,15 +497,38 @@ def check_host(host: str, palace: Path, require_tokens: bool = False) -> Tokens 
     return tokens
 
 
+def one_blas_thread() -> int | None:
+    """Make NumPy's BLAS (OpenBLAS) use one thread in this process; return how many it used
+    before (None where threadpoolctl finds no BLAS).
+
+    Why: the server runs one operation at a time, and a search's one matrix-vector product
+    over the drawer vectors gains about a millisecond from a second thread (7.5 -> 6.6 ms at
+    20k drawers), while OpenBLAS's threads spin between calls: with two, the server took
+    about 1.8 of this machine's 2 cores under the serve benchmark's load, leaving a
+    compaction's child and the clients to fight over the rest (search p99 0.6-0.7 s; with
+    one thread 0.16-0.26 s, docs/benchmarks.md "The palace server under load"). Cost:
+    reading the loaded libraries once."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    before = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    threadpool_limits(1, user_api="blas")
+    return max(before) if before else None
+
+
 def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
           site: Path | None = None, require_tokens: bool = False,
-          allow_hosts: tuple[str, ...] = ()) -> int:
+          allow_hosts: tuple[str, ...] = (), one_copy: bool = False) -> int:
     """Serve ``directory`` on ``host``:``port`` until SIGINT or SIGTERM; return 0.
     ``allow_hosts``: more names the ``Host`` header may give (the machine's name on a
-    private network)."""
+    private network). Reads are answered from a second copy of the palace
+    (:mod:`palazzo.hosts.server.pair`) unless ``one_copy``."""
     import uvicorn
 
     tokens = check_host(host, directory.path, require_tokens)
+    one_blas_thread()
+    writer = directory
+    if not one_copy and hasattr(directory, "another"):
+        directory = Pair(writer, writer.another())
     names = frozenset({*LOOPBACK, *(h.lower() for h in allow_hosts),
                        *([host] if host not in ("0.0.0.0", "::") else [])})
     app, server = make_app(directory, port=port, site=site, hosts=names, tokens=tokens)
@@ -502,4 +546,6 @@ def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
     finally:
         remove_discovery(directory.path)
         server.stop()
+        if directory is not writer:
+            directory.close()
     return 0
