@@ -551,6 +551,11 @@ def test_a_write_waiting_for_the_lock_holds_up_no_read(tmp_path, copies):
     server = Served(tmp_path / "atrium", *(["--one-copy"] if copies == "one" else []))
     holder = None
     try:
+        held = f"palazzo_copies {2 if copies == 'two' else 1}"
+        deadline = time.monotonic() + 60
+        while held not in server.get("/metrics")[1].decode().splitlines():
+            assert time.monotonic() < deadline, "the reader never came"
+            time.sleep(0.1)
         assert server.op("add_drawer", {"wing": "w", "room": "r",
                                         "content": "the first note about lanterns"})[0] == 200
         holder = subprocess.Popen([sys.executable, "-c", HOLD, str(server.palace)], env=ENV,

@@ -223,6 +223,7 @@ class Server:
         # aside when the journal is due (PalaceDirectory.compact_aside), reads going on.
         for copy in self.copies():
             copy.store.compact_inline = False
+        self.metrics.gauges["copies"] = len(self.copies())  # (the palace held in memory)
 
     def copies(self) -> tuple[Any, ...]:
         """Return the palace directories this server holds in memory: the writer and the
@@ -230,8 +231,29 @@ class Server:
         cannot compact aside, as a test's bare store)."""
         d = self.directory
         if isinstance(d, Pair):
-            return d.writer, d.reader
+            return (d.writer,) if d.reader is None else (d.writer, d.reader)
         return (d,) if hasattr(d, "compact_aside") else ()
+
+    def open_reader(self) -> None:
+        """Open the :class:`Pair`'s reader (a second copy of the palace), warm it
+        (:meth:`warm`) and start reading from it; until then the writer answers reads. Run
+        in a thread once the server listens, so a restart answers after one palace's
+        opening, not two (2.2 s rather than 4.7 s at 20k drawers). Returns None; a reader
+        that fails to open is said on stderr and reads stay with the writer."""
+        pair = self.directory
+        try:
+            reader = pair.writer.another()
+        except Exception:
+            traceback.print_exc(file=sys.stderr)
+            return
+        reader.store.compact_inline = False
+        self._warm(reader)
+        if self._stop.is_set():
+            reader.close()
+            return
+        pair.attach(reader)
+        self.metrics.gauges["copies"] = 2
+        gc.freeze()  # (what the reader holds, out of the collector's sight as in warm)
 
     # -- the palace, in worker threads -------------------------------------------------------
     def threads(self, writes: bool) -> anyio.CapacityLimiter:
@@ -323,15 +345,19 @@ class Server:
         palace's millions of objects while every call waits, walk only what calls make.
         Returns None; a failure is left for the first call to meet."""
         for copy in self.copies():  # (each copy of a Pair builds its own)
-            with contextlib.suppress(Exception):
-                drawers = copy.store.palace.drawers
-                rows = drawers.live_rows()
-                words = " ".join(drawers.content[rows[-1]].split()[:8]) if len(rows) \
-                    else "palazzo"
-                copy.call("search", {"query": words or "palazzo", "limit": 10})
-                copy.store.palace.reserve(WARM_ROOM)
+            self._warm(copy)
         gc.collect()
         gc.freeze()
+
+    @staticmethod
+    def _warm(copy: Any) -> None:
+        with contextlib.suppress(Exception):
+            drawers = copy.store.palace.drawers
+            rows = drawers.live_rows()
+            words = " ".join(drawers.content[rows[-1]].split()[:8]) if len(rows) \
+                else "palazzo"
+            copy.call("search", {"query": words or "palazzo", "limit": 10})
+            copy.store.palace.reserve(WARM_ROOM)
 
     def start(self) -> None:
         """Start following the other processes' writes every :data:`POLL_S` seconds."""
@@ -528,13 +554,16 @@ def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
     one_blas_thread()
     writer = directory
     if not one_copy and hasattr(directory, "another"):
-        directory = Pair(writer, writer.another())
+        directory = Pair(writer)  # its reader opened once the server listens
     names = frozenset({*LOOPBACK, *(h.lower() for h in allow_hosts),
                        *([host] if host not in ("0.0.0.0", "::") else [])})
     app, server = make_app(directory, port=port, site=site, hosts=names, tokens=tokens)
     server.warm()
     server.publish()
     server.start()
+    opener = threading.Thread(target=server.open_reader, name="palazzo-reader", daemon=True)
+    if directory is not writer:
+        opener.start()
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             timeout_graceful_shutdown=5, lifespan="off")
     write_discovery(directory.path, url_of(host, port))
@@ -547,5 +576,6 @@ def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
         remove_discovery(directory.path)
         server.stop()
         if directory is not writer:
+            opener.join(timeout=CALL_TIMEOUT)
             directory.close()
     return 0

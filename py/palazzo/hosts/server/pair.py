@@ -4,8 +4,10 @@ so that a slow write never holds up a read.
 A :class:`~palazzo.persist.directory.PalaceDirectory` runs one call at a time (its store is
 not thread-safe), so with one copy every read waits for whatever write runs: an import batch
 of several seconds, or a write waiting up to 30 s for another process's lock. The server
-opens the palace directory twice instead. Writes go to the writer; reads go to the reader,
-which follows the files before each read exactly as another process would (the journal's
+opens the palace directory twice instead. Writes go to the writer; reads go to the reader
+(opened once the server listens, the writer answering reads until then; ``/metrics`` says
+``palazzo_copies 2`` from then on), which follows the files before each read exactly as
+another process would (the journal's
 new tail; the next generation after a compaction), so a read still never returns data older
 than a write acknowledged before it began: the writer syncs a write before the server
 answers it. A read that must store something (a slice's first signing key) is run as a write
@@ -28,10 +30,14 @@ class Pair:
     ``take_changes``, ``refresh``, ``compact_aside``): calls go to the copy their kind
     belongs to; everything else is the writer's."""
 
-    def __init__(self, writer: Any, reader: Any) -> None:
+    def __init__(self, writer: Any, reader: Any = None) -> None:
         self.writer = writer
-        self.reader = reader
+        self.reader = reader  # None until attached: the writer answers reads meanwhile
         self.path = writer.path
+
+    def attach(self, reader: Any) -> None:
+        """Start answering reads from ``reader`` (a directory on the same files)."""
+        self.reader = reader
 
     @property
     def registry(self) -> Any:
@@ -46,15 +52,11 @@ class Pair:
         """The writer's store (what compacts, and what the change feed is read from)."""
         return self.writer.store
 
-    @property
-    def stores(self) -> tuple[Any, Any]:
-        """Both copies' stores (the writer's first)."""
-        return self.writer.store, self.reader.store
-
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run an operation on the writer when it mutates, else on the reader; return its
         result. Cost: the operation's, plus the reader's follow of writes it has not seen."""
-        side = self.writer if self.registry.get(name).mutates else self.reader
+        reader = self.reader
+        side = self.writer if reader is None or self.registry.get(name).mutates else reader
         return side.call(name, args)
 
     def take_changes(self, wait: bool = True
@@ -68,7 +70,8 @@ class Pair:
         behind while no call reaches it (which would cost it a boot). Cost: two tip reads,
         and the new tail's replay in each."""
         self.writer.refresh()
-        self.reader.refresh()
+        if self.reader is not None:
+            self.reader.refresh()
 
     def compact_aside(self) -> bool:
         """The writer's :meth:`PalaceDirectory.compact_aside`."""
@@ -76,4 +79,5 @@ class Pair:
 
     def close(self) -> None:
         """Close the reader (the writer is its opener's to close). Idempotent."""
-        self.reader.close()
+        if self.reader is not None:
+            self.reader.close()
