@@ -5,10 +5,9 @@ A :class:`~palazzo.persist.directory.PalaceDirectory` runs one call at a time (i
 not thread-safe), so with one copy every read waits for whatever write runs: an import batch
 of several seconds, or a write waiting up to 30 s for another process's lock. The server
 opens the palace directory twice instead. Writes go to the writer; reads go to the reader
-(opened once the server listens, the writer answering reads until then; ``/metrics`` says
-``palazzo_copies 2`` from then on), which follows the files before each read exactly as
-another process would (the journal's
-new tail; the next generation after a compaction), so a read still never returns data older
+(opened before the server listens; ``/metrics`` says ``palazzo_copies 2``), which follows
+the files before each read exactly as another process would (the journal's new tail; the
+next generation after a compaction), so a read still never returns data older
 than a write acknowledged before it began: the writer syncs a write before the server
 answers it. A read that must store something (a slice's first signing key) is run as a write
 by the reader, as by any process (the writer follows it).
