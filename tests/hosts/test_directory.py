@@ -725,3 +725,21 @@ def test_a_reader_opening_during_a_compaction_aside_is_told_of_no_crash(palace, 
             add(d, "after the crash")
     with PalaceDirectory(palace, make) as again:
         assert "a compaction a crash cut short" in again.status.problem
+
+
+def test_a_key_another_process_stored_by_a_read_is_followed_without_a_new_record(tmp_path):
+    """A slice's first key (or a rotation) is stored by a read and leaves no journal record:
+    a process that had followed everything else still reads the new keys.json."""
+    palace = tmp_path / "atrium"
+    a, b = PalaceDirectory(palace, make), PalaceDirectory(palace, make)
+    try:
+        a.call("add_turn", {"conversation": "c", "role": "user", "content": "hello"})
+        turn = b.call("list_turns", {"conversation": "c"})["turns"][0]["id"]  # b follows
+        bundle = a.call("slice_context", {"anchor": turn})["bundle"]  # a stores the key
+        assert b.call("verify_token", {"bundle": bundle})["valid"] is True
+        b.call("rotate_key", {})  # b's keyring, stored, keeps a's key
+    finally:
+        a.close()
+        b.close()
+    with PalaceDirectory(palace, make) as c:
+        assert c.call("verify_token", {"bundle": bundle})["valid"] is True

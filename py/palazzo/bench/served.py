@@ -142,11 +142,13 @@ def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
         holder = threading.Thread(target=_holder, args=(palace, hold, stop), daemon=True)
         if hold:
             holder.start()
-        result.update(_load(server, palace, port, embedder, base, words, seconds, clients,
-                            search_share, think, kill, seed, extra))
-        stop.set()
-        if hold:
-            holder.join()
+        try:
+            result.update(_load(server, palace, port, embedder, base, words, seconds,
+                                clients, search_share, think, kill, seed, extra))
+        finally:
+            stop.set()
+            if hold:
+                holder.join()
         server.proc.send_signal(signal.SIGTERM)
         server.proc.wait(timeout=60)
         store = _open(palace)

@@ -6,6 +6,7 @@ model never serves an old vector: stale entries just age out.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +37,9 @@ class CachedEmbedder:
         self.inner = inner
         self.maxsize = maxsize
         self._entries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        # Held for each look-up and each store, not for the inner call: two threads may use
+        # one cache (the palace server's two copies of a palace share their embedder).
+        self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
 
@@ -71,22 +75,24 @@ class CachedEmbedder:
         fp = self.inner.fingerprint
         found: dict[str, np.ndarray] = {}
         missing: dict[str, None] = {}  # insertion-ordered set
-        for text in texts:
-            if text in found or text in missing:
-                continue
-            vec = self._entries.get((fp, text))
-            if vec is None:
-                missing[text] = None
-            else:
-                self._entries.move_to_end((fp, text))
-                found[text] = vec
+        with self._lock:
+            for text in texts:
+                if text in found or text in missing:
+                    continue
+                vec = self._entries.get((fp, text))
+                if vec is None:
+                    missing[text] = None
+                else:
+                    self._entries.move_to_end((fp, text))
+                    found[text] = vec
         if missing:
             fresh = np.asarray(self.inner.embed(list(missing)), dtype=np.float32)
-            for text, vec in zip(missing, fresh, strict=True):
-                vec = vec.copy()
-                vec.flags.writeable = False
-                found[text] = vec
-                self._remember((fp, text), vec)
+            with self._lock:
+                for text, vec in zip(missing, fresh, strict=True):
+                    vec = vec.copy()
+                    vec.flags.writeable = False
+                    found[text] = vec
+                    self._remember((fp, text), vec)
         self._misses += len(missing)
         self._hits += len(texts) - len(missing)
         out = np.empty((len(texts), self.dim), dtype=np.float32)

@@ -15,6 +15,7 @@ terms gets the zero vector.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import Counter
 from collections.abc import Sequence
 
@@ -74,6 +75,9 @@ class HashEmbedder:
         self._slot: list[int] = []
         self._weight: list[float] = []
         self._grams: dict[str, list[str]] = {}  # term -> its trigram feature keys
+        # The memos grow and are cleared as texts are embedded; two threads may embed with
+        # one embedder (the palace server's two copies of a palace share it).
+        self._lock = threading.Lock()
 
     @property
     def fingerprint(self) -> str:
@@ -102,23 +106,24 @@ class HashEmbedder:
         if isinstance(texts, str):
             raise TypeError("embed takes a sequence of texts, not one string")
         n, dim = len(texts), self.dim
-        if len(self._memo) >= _MEMO_LIMIT:
-            self._memo.clear()
-            self._slot.clear()
-            self._weight.clear()
-        memo, code = self._memo, self._code
         codes: list[int] = []
         counts: list[int] = []
         sizes = np.zeros(n, dtype=np.intp)
-        for i, text in enumerate(texts):
-            feats = self._features(text)
-            codes += [memo[f] if f in memo else code(f) for f in feats]
-            counts += feats.values()
-            sizes[i] = len(feats)
-        at = np.asarray(codes, dtype=np.intp)
-        slot = np.asarray(self._slot, dtype=np.intp)[at]
-        val = np.asarray(self._weight, dtype=np.float64)[at] * \
-            (1.0 + np.log(np.asarray(counts, dtype=np.float64)))
+        with self._lock:
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+                self._slot.clear()
+                self._weight.clear()
+            memo, code = self._memo, self._code
+            for i, text in enumerate(texts):
+                feats = self._features(text)
+                codes += [memo[f] if f in memo else code(f) for f in feats]
+                counts += feats.values()
+                sizes[i] = len(feats)
+            at = np.asarray(codes, dtype=np.intp)
+            slot = np.asarray(self._slot, dtype=np.intp)[at]
+            weight = np.asarray(self._weight, dtype=np.float64)[at]
+        val = weight * (1.0 + np.log(np.asarray(counts, dtype=np.float64)))
         rows = np.repeat(np.arange(n, dtype=np.intp), sizes)
         sums = np.bincount(rows * dim + slot, weights=val, minlength=n * dim).reshape(n, dim)
         out = np.zeros((n, dim), dtype=np.float32)

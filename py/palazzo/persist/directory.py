@@ -113,6 +113,7 @@ class PalaceDirectory:
         self._holding = 0  # nested holds of the lock by this process
         self._private = False  # whether this process narrowed the files' modes yet
         self._closed = False
+        self.reads_only = False  # (another(reads_only=True))
         if not self.space.names():  # a new palace: created (and compacted) by one process
             self._take()
             try:
@@ -125,13 +126,17 @@ class PalaceDirectory:
         self.store = PalaceStore(self.space, make, read_only=True,
                                  locked_elsewhere=self._locked_elsewhere)
 
-    def another(self) -> PalaceDirectory:
+    def another(self, reads_only: bool = False) -> PalaceDirectory:
         """Return a second :class:`PalaceDirectory` on the same files with the same palace
         maker: a copy of the palace in this process's memory that follows the files and
-        takes the lock as another process would (the palace server reads from one while it
-        writes with the other, :mod:`palazzo.hosts.server.pair`). Cost: opening the palace
-        again (its snapshot read and its journal replayed)."""
-        return PalaceDirectory(self.path, self._make, self.lock_wait)
+        takes the lock as another process would. ``reads_only``: it never takes the lock,
+        and a read that has something to store raises ReadOnly instead of running again as
+        a write (the palace server reads from such a copy while it writes with this one,
+        and sends those reads here: :mod:`palazzo.hosts.server.pair`). Cost: opening the
+        palace again (its snapshot read and its journal replayed)."""
+        other = PalaceDirectory(self.path, self._make, self.lock_wait)
+        other.reads_only = reads_only
+        return other
 
     def __enter__(self) -> PalaceDirectory:
         """Return this directory, open: the ``as`` target of a ``with`` block."""
@@ -197,8 +202,10 @@ class PalaceDirectory:
                 try:
                     return self.store.call(name, args)
                 except ReadOnly:  # nothing was kept: run it again as a write below
-                    if self.store.blocked:
+                    if self.store.blocked or self.reads_only:
                         raise
+        if self.reads_only:
+            raise ReadOnly("this copy of the palace only reads")
         # A write that makes a snapshot itself (an import) waits for a compaction aside.
         with self.hold() if name in SNAPSHOT_OPS else self._locked():
             return self.store.call(name, args)

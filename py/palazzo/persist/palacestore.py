@@ -260,6 +260,7 @@ class PalaceStore:
         self.status = Status(read_only=read_only)
         self.seq = 0
         self._keys: Any = None
+        self._keys_raw: bytes | None = None  # keys.json as _follow_keys last read it
         self._host: Any = None
         self._snapshot_bytes = 0  # size of the snapshot the journal follows
         self._failed: list[tuple[Record, str]] = []  # records set aside (verified, no apply)
@@ -653,6 +654,9 @@ class PalaceStore:
         how = self._follow()
         if how == "boot":
             self.changes.append({"seq": self.seq, "op": "reloaded", "ids": []})
+        elif how == "none" and not self.blocked:
+            # A key stored by a read (a slice's first, a rotation) leaves no journal record.
+            self._follow_keys()
         return how
 
     def _follow(self) -> str:
@@ -757,10 +761,12 @@ class PalaceStore:
     def _follow_keys(self) -> None:
         """Take the signing keys another process stored (``keys.json`` changed) into the
         palace, so this process verifies what they sign and never stores a keyring without
-        them. Cost: reading ``keys.json`` (a few hundred bytes)."""
+        them. Cost: reading ``keys.json`` (a few hundred bytes); parsing it only when its
+        bytes changed."""
         data = self.space.read(KEYS)
-        if data is None:
+        if data is None or data == self._keys_raw:
             return
+        self._keys_raw = data
         try:
             value = recovery.read_keys(data)
         except ValidationError:

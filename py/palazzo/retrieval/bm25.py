@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
@@ -139,21 +140,33 @@ _CYRILLIC_WORD = re.compile(r"[а-яё]+")
 _STEM_CACHE_LIMIT = 200_000  # distinct words whose stems are kept (about 30 MB at most)
 
 
-@functools.lru_cache(maxsize=1)
+_STEMMERS = threading.local()  # this thread's Snowball stemmers, by language
+
+
+def _stemmer(language: str):
+    """Return this thread's Snowball ``language`` stemmer's ``stemWord`` (imported on first
+    use: importing ``snowballstemmer`` loads all its languages, about 0.1 s).
+
+    Why one a thread: a Snowball stemmer keeps the word it works on in the instance, so two
+    threads stemming with one (the palace server's two copies, one writing and one
+    reading) get each other's stems or an IndexError; a wrong stem would then be cached."""
+    word = getattr(_STEMMERS, language, None)
+    if word is None:
+        from snowballstemmer import stemmer
+
+        word = stemmer(language).stemWord
+        setattr(_STEMMERS, language, word)
+    return word
+
+
 def _english():
-    """Return the Snowball English stemmer's ``stemWord`` (imported on first use: importing
-    ``snowballstemmer`` loads all its languages, about 0.1 s)."""
-    from snowballstemmer import stemmer
-
-    return stemmer("english").stemWord
+    """Return this thread's Snowball English stemmer's ``stemWord``."""
+    return _stemmer("english")
 
 
-@functools.lru_cache(maxsize=1)
 def _russian():
-    """Return the Snowball Russian stemmer's ``stemWord``."""
-    from snowballstemmer import stemmer
-
-    return stemmer("russian").stemWord
+    """Return this thread's Snowball Russian stemmer's ``stemWord``."""
+    return _stemmer("russian")
 
 
 @functools.lru_cache(maxsize=_STEM_CACHE_LIMIT)

@@ -245,7 +245,7 @@ class Server:
         seconds after the restart, against none)."""
         pair = self.directory
         try:
-            reader = pair.writer.another()
+            reader = pair.writer.another(reads_only=True)
         except Exception:
             traceback.print_exc(file=sys.stderr)
             return
@@ -295,7 +295,7 @@ class Server:
         try:
             return Scoped(self.directory, token).call(name, args)
         finally:
-            self.publish(wait=False)  # (a read never waits for a write to publish)
+            self.publish_after_call()
             self.compact_if_due()
 
     def compact_if_due(self) -> None:
@@ -321,6 +321,12 @@ class Server:
         if self.directory.store.compact_due:  # it failed (said in the status): not at once
             self._compact_retry = time.monotonic() + COMPACT_RETRY_S
         self.publish()
+
+    def publish_after_call(self) -> None:
+        """:meth:`publish` after a call: with two copies without waiting for the writer (a
+        read must not wait for a write to publish; the next call or the poller sends what
+        this one would have), with one copy waiting, as its reads wait for writes anyway."""
+        self.publish(wait=not isinstance(self.directory, Pair))
 
     def publish(self, wait: bool = True) -> None:
         """Send the writes the directory made or followed since the last call to the feed,
@@ -539,9 +545,21 @@ def one_blas_thread() -> int | None:
     reading the loaded libraries once."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
+    with contextlib.suppress(ImportError):  # SciPy's own OpenBLAS, loaded now to be limited
+        import scipy.linalg.blas  # noqa: F401
     before = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
     threadpool_limits(1, user_api="blas")
     return max(before) if before else None
+
+
+def _flock() -> bool:
+    """Whether this system has ``flock`` (the two copies of a :class:`Pair` exclude each
+    other through it; without it, one copy)."""
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
@@ -556,8 +574,8 @@ def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
     tokens = check_host(host, directory.path, require_tokens)
     one_blas_thread()
     writer = directory
-    if not one_copy and hasattr(directory, "another"):
-        directory = Pair(writer)  # its reader opened once the server listens
+    if not one_copy and hasattr(directory, "another") and _flock():
+        directory = Pair(writer)  # its reader opened below
     names = frozenset({*LOOPBACK, *(h.lower() for h in allow_hosts),
                        *([host] if host not in ("0.0.0.0", "::") else [])})
     app, server = make_app(directory, port=port, site=site, hosts=names, tokens=tokens)

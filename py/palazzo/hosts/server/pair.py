@@ -9,8 +9,9 @@ opens the palace directory twice instead. Writes go to the writer; reads go to t
 the files before each read exactly as another process would (the journal's new tail; the
 next generation after a compaction), so a read still never returns data older
 than a write acknowledged before it began: the writer syncs a write before the server
-answers it. A read that must store something (a slice's first signing key) is run as a write
-by the reader, as by any process (the writer follows it).
+answers it. A read that must store something (a slice's first signing key) goes to the
+writer, which stores it under the lock as any process would; the reader reads the new
+``keys.json`` at its next follow. The reader never takes the lock, so no read waits for it.
 
 Cost: the palace's memory twice (the server's resident size at the scale generator's 20,942
 drawers, hash embedder: about 360 MB with one copy), and every write replayed once more, by
@@ -21,6 +22,8 @@ the reader at its next read (an ``add_drawer`` about 4 ms at 20k drawers). ``pal
 from __future__ import annotations
 
 from typing import Any
+
+from palazzo.errors import ReadOnly
 
 
 class Pair:
@@ -55,8 +58,14 @@ class Pair:
         """Run an operation on the writer when it mutates, else on the reader; return its
         result. Cost: the operation's, plus the reader's follow of writes it has not seen."""
         reader = self.reader
-        side = self.writer if reader is None or self.registry.get(name).mutates else reader
-        return side.call(name, args)
+        if reader is None or self.registry.get(name).mutates:
+            return self.writer.call(name, args)
+        try:
+            return reader.call(name, args)
+        except ReadOnly:  # a read with something to store (a signing key): the writer's
+            if reader.store.blocked:
+                raise
+            return self.writer.call(name, args)
 
     def take_changes(self, wait: bool = True
                      ) -> tuple[list[dict[str, Any]], dict[str, int]] | None:

@@ -120,4 +120,4 @@ class StreamableMcp:
         try:
             return mcp.handle(message)
         finally:
-            self.server.publish(wait=False)
+            self.server.publish_after_call()
