@@ -194,9 +194,15 @@ def _dedup(args) -> int:
 
 
 def _status(args) -> int:
+    from palazzo.hosts.hooks import failures
+
     with _open(args, create=False, served=True) as d:
-        _print({"palace": d.call("palace_status"), "storage": {"path": str(d.path),
-                                                               **d.status.to_dict()}})
+        out = {"palace": d.call("palace_status"), "storage": {"path": str(d.path),
+                                                              **d.status.to_dict()}}
+    failed = failures(Path(args.palace).expanduser())
+    if failed:
+        out["hooks_failed"] = {"count": len(failed), "last": failed[-1]}
+    _print(out)
     return 0
 
 
@@ -486,6 +492,20 @@ def _wake_up(args) -> int:
     return 0
 
 
+def _hook(args) -> int:
+    """``palazzo hook EVENT``: what an assistant's hook runs (:mod:`palazzo.hosts.hooks`);
+    exit status 0 whatever happens (a failure is one line on stderr, and kept)."""
+    from palazzo.hosts import hooks
+
+    def open_palace():
+        d = _open(args, create=False)
+        d.lock_wait = min(d.lock_wait, hooks.HOOK_LOCK_WAIT)
+        return d
+
+    return hooks.run_soft(args.event, Path(args.palace).expanduser(), open_palace, sys.stdin,
+                          sys.stdout, sys.stderr, args.budget)
+
+
 def _communities(args) -> int:
     """``palazzo communities``: one line a community (id, size, name, wings), or with
     ``--json`` the operation's whole result."""
@@ -669,6 +689,13 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--community", type=int, help="list only this community")
     c.add_argument("--drawers", action="store_true", help="also list their drawer ids")
     c.add_argument("--json", action="store_true", help="the whole result as JSON")
+    c = cmd("hook", _hook, "what an assistant's hook runs (Claude Code: Stop, SubagentStop, "
+            "PreCompact and SessionEnd save the session; SessionStart prints the wake-up "
+            "context); the event's JSON on stdin; exit 0 whatever happens")
+    c.add_argument("event", help="the hook event, as Claude Code names it (Stop, "
+                   "SessionStart, …) or in lower case with dashes (stop, session-start, …)")
+    c.add_argument("--budget", type=int, default=1500,
+                   help="SessionStart: tokens of wake-up context (default 1500)")
     c = cmd("wake-up", _wake_up, "what to know at the start of a session, within a budget")
     c.add_argument("--budget", type=int, default=800, help="tokens (characters / 4)")
     c.add_argument("--json", action="store_true", help="every line with its source, as JSON")

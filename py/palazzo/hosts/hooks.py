@@ -1,0 +1,170 @@
+"""Assistant hooks: what ``palazzo hook <event>`` does when Claude Code runs it.
+
+Claude Code runs a hook command at its events with the event's JSON on standard input
+(``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, and per event ``source``
+or ``trigger``). palazzo answers four kinds:
+
+- **Stop, SubagentStop, PreCompact, SessionEnd** save the session: the transcript file is
+  imported as ``palazzo import-chats`` would (the Claude Code reader, the conversation's room
+  in the conversations wing), so only the messages the palace does not hold yet are added:
+  a message is keyed by its uuid, and running a hook twice, or after a compaction (which
+  appends to the transcript, never rewrites it), adds nothing twice;
+- **SessionStart** prints the palace's wake-up context (the ``wake_up`` operation, every
+  line naming the drawer, fact or room it came from) within a token budget as the hook's
+  ``additionalContext``, which Claude Code puts before the model;
+- **UserPromptSubmit** does nothing unless asked (a later step of the hooks issue).
+
+Fail-soft by contract (:func:`run_soft`): bad or missing input, a locked, missing or damaged
+palace, or any error ends the hook with exit status 0 and one line on standard error, never
+blocking the assistant; the failure is kept in the palace directory's
+``hook-failures.json`` (the last :data:`KEPT_FAILURES`), which ``palazzo status`` shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from palazzo.errors import PalazzoError, ValidationError
+
+SAVE_EVENTS = frozenset({"Stop", "SubagentStop", "PreCompact", "SessionEnd"})
+EVENTS = frozenset({*SAVE_EVENTS, "SessionStart", "UserPromptSubmit"})
+FAILURES = "hook-failures.json"  # in the palace directory
+KEPT_FAILURES = 20
+WAKE_BUDGET = 1500  # tokens of wake-up context a SessionStart hook prints by default
+MAX_INPUT = 1 << 20  # bytes of a hook's standard input read (its JSON is a few hundred)
+HOOK_LOCK_WAIT = 10.0  # seconds a saving hook waits for the writer lock, then fails soft
+
+
+def event_name(given: str) -> str:
+    """Return the Claude Code event name for ``given`` (``Stop``, ``stop``, ``pre-compact``
+    or ``pre_compact`` alike); raise ValidationError for an event palazzo has no hook for."""
+    key = given.replace("-", "").replace("_", "").lower()
+    for name in EVENTS:
+        if name.lower() == key:
+            return name
+    raise ValidationError(f"no palazzo hook for the event {given!r} (the events: "
+                          f"{', '.join(sorted(EVENTS))})")
+
+
+def read_input(stream: TextIO) -> dict[str, Any]:
+    """Return the hook's JSON object read from ``stream``; raise ValidationError (one line)
+    when it is not one."""
+    text = stream.read(MAX_INPUT + 1)
+    if len(text) > MAX_INPUT:
+        raise ValidationError(f"the hook's input is over {MAX_INPUT} bytes")
+    try:
+        data = json.loads(text) if text.strip() else None
+    except json.JSONDecodeError as err:
+        raise ValidationError(f"the hook's input is not JSON ({err.msg} at {err.pos})") \
+            from None
+    if not isinstance(data, dict):
+        raise ValidationError("the hook's input is not a JSON object (Claude Code sends one)")
+    return data
+
+
+def transcript(data: dict[str, Any]) -> Path:
+    """Return the transcript file the hook's input names; raise ValidationError when it
+    names none or it is not a regular file."""
+    path = data.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        raise ValidationError("the hook's input names no transcript_path")
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ValidationError(f"the transcript {p} is not a file")
+    return p
+
+
+def save(open_palace: Callable[[], Any], data: dict[str, Any]) -> dict[str, Any]:
+    """Import the session's transcript into the palace (only the messages it lacks); return
+    what the import did (``import_conversation``'s counts, summed). Cost: reading the
+    transcript, the palace's look-up of what it holds, and the new messages' writes."""
+    from palazzo.hosts.embedding import embedding_steps
+    from palazzo.importers import BATCH, apply
+    from palazzo.importers.chats import plan_chats
+
+    path = transcript(data)
+    with open_palace() as d:
+        plan = plan_chats(path, palace=d.store)
+        with d.store.words_first():  # searchable by their words first, then the vectors
+            out = apply(plan, d.call, batch=BATCH)
+        for _ in embedding_steps(d.call, 64):
+            pass
+    return out
+
+
+def wake(open_palace: Callable[[], Any], data: dict[str, Any], budget: int) -> dict[str, Any]:
+    """Return SessionStart's answer: ``hookSpecificOutput`` with the wake-up context as
+    ``additionalContext`` (nothing added for an empty palace)."""
+    with open_palace() as d:
+        out = d.call("wake_up", {"budget": budget})
+    text = out.get("text") or ""
+    answer: dict[str, Any] = {"hookEventName": "SessionStart"}
+    if text:
+        answer["additionalContext"] = text
+    return {"hookSpecificOutput": answer}
+
+
+def run(event: str, open_palace: Callable[[], Any], stdin: TextIO,
+        budget: int = WAKE_BUDGET) -> dict[str, Any] | None:
+    """Run the hook for ``event`` on the input read from ``stdin``; return the JSON to print
+    on standard output (None: print nothing). Raises on any failure (:func:`run_soft`
+    makes that a line on standard error)."""
+    name = event_name(event)
+    data = read_input(stdin)
+    if name in SAVE_EVENTS:
+        save(open_palace, data)
+        return None
+    if name == "SessionStart":
+        return wake(open_palace, data, budget)
+    return None  # UserPromptSubmit: off
+
+
+def run_soft(event: str, palace: Path, open_palace: Callable[[], Any], stdin: TextIO,
+             stdout: TextIO, stderr: TextIO, budget: int = WAKE_BUDGET) -> int:
+    """:func:`run`, fail-soft: print its answer, and return 0 whatever happened; a failure
+    is one line on ``stderr`` and an entry in the palace directory's ``hook-failures.json``
+    (when the directory exists)."""
+    try:
+        answer = run(event, open_palace, stdin, budget)
+    except (Exception, KeyboardInterrupt) as err:
+        why = str(err) if isinstance(err, PalazzoError) else f"{type(err).__name__}: {err}"
+        why = " ".join(why.split())[:500]
+        print(f"palazzo hook {event}: {why} (the session goes on; nothing was saved)",
+              file=stderr)
+        record_failure(palace, event, why)
+        return 0
+    if answer is not None:
+        stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+    return 0
+
+
+def record_failure(palace: Path, event: str, why: str) -> None:
+    """Keep the failure in ``palace``'s ``hook-failures.json`` (the newest
+    :data:`KEPT_FAILURES`); nothing when the directory is missing or cannot be written."""
+    path = Path(palace).expanduser() / FAILURES
+    if not path.parent.is_dir():
+        return
+    try:
+        kept = failures(path.parent)
+        kept.append({"at": time.time(), "event": event, "error": why})
+        tmp = path.with_name(f".{FAILURES}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(kept[-KEPT_FAILURES:], ensure_ascii=False, indent=1),
+                       encoding="utf-8")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def failures(palace: Path) -> list[dict[str, Any]]:
+    """Return the hook failures kept in ``palace`` (oldest first; [] when none or unreadable)."""
+    try:
+        data = json.loads((Path(palace) / FAILURES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [f for f in data if isinstance(f, dict)] if isinstance(data, list) else []

@@ -1,0 +1,131 @@
+"""``palazzo hook`` as Claude Code runs it: a real process, the event's JSON on stdin, and
+session files written by the real Claude Code CLI 2.1.332 (tests/palazzo/data/importers)."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import palazzo
+from palazzo.embed.hashing import HashEmbedder
+from palazzo.palace import Palace
+from palazzo.persist.directory import PalaceDirectory
+
+ENV = {"PYTHONPATH": str(Path(palazzo.__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin",
+       "PALAZZO_LOCK_WAIT": "1"}
+DATA = Path(__file__).resolve().parents[1] / "palazzo" / "data" / "importers"
+SESSION = "7d3c2a10-5b8e-4f61-9c2d-0a1b2c3d4e5f"
+PROJECT = DATA / "claude-code-2.1.332" / "projects" / "-home-user-project"
+
+
+def hook(palace: Path, event: str, payload, *extra: str) -> subprocess.CompletedProcess:
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run([sys.executable, "-m", "palazzo", "hook", event, "--palace",
+                           str(palace), "--embedder", "hash", *extra], input=text, env=ENV,
+                          capture_output=True, text=True, timeout=120)
+
+
+def cli(palace: Path, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "palazzo", *argv, "--palace", str(palace),
+                           "--embedder", "hash"], env=ENV, capture_output=True, text=True,
+                          timeout=120)
+
+
+def make(**kw):
+    return Palace(embedder=HashEmbedder(), **kw)
+
+
+def keys_of(palace: Path) -> list[tuple[str, str, str]]:
+    """Every drawer of the palace as (room, id, text), sorted."""
+    with PalaceDirectory(palace, make) as d:
+        drawers = d.store.palace.drawers
+        return sorted((drawers.room[r], drawers.ids[r], drawers.content[r])
+                      for r in drawers.live_rows())
+
+
+def session_copy(tmp_path: Path, lines: int | None) -> Path:
+    """The recorded session's folder copied, its session file cut to its first ``lines``
+    lines (as the file stood earlier in the session)."""
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT, project)
+    path = project / f"{SESSION}.jsonl"
+    if lines is not None:
+        kept = path.read_text(encoding="utf-8").splitlines(keepends=True)[:lines]
+        path.write_text("".join(kept), encoding="utf-8")
+    return path
+
+
+def payload(path: Path, event: str, **more) -> dict:
+    return {"session_id": SESSION, "transcript_path": str(path), "cwd": "/home/user/project",
+            "hook_event_name": event, **more}
+
+
+def test_stop_saves_the_new_messages_only_and_twice_adds_nothing(tmp_path):
+    palace = tmp_path / "atrium"
+    assert cli(palace, "init").returncode == 0
+    whole = (PROJECT / f"{SESSION}.jsonl").read_text(encoding="utf-8")
+    path = session_copy(tmp_path, 20)  # the session after its first turns
+    done = hook(palace, "Stop", payload(path, "Stop"))
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    first = keys_of(palace)
+    assert first
+    assert hook(palace, "stop", payload(path, "Stop")).returncode == 0
+    assert keys_of(palace) == first  # run twice: nothing twice
+    path.write_text(whole, encoding="utf-8")  # the session went on
+    assert hook(palace, "PreCompact", payload(path, "PreCompact", trigger="auto")
+                ).returncode == 0
+    assert hook(palace, "session-end", payload(path, "SessionEnd")).returncode == 0
+    after = keys_of(palace)
+    assert set(first) < set(after) and len(after) == len(set(after))
+    # The same as importing the whole session file at once.
+    other = tmp_path / "other"
+    assert cli(other, "init").returncode == 0
+    imported = cli(other, "import-chats", str(path))
+    assert imported.returncode == 0, imported.stderr
+    assert keys_of(other) == after
+
+
+def test_session_start_gives_the_wake_up_context_as_additional_context(tmp_path):
+    palace = tmp_path / "atrium"
+    assert cli(palace, "init").returncode == 0
+    assert cli(palace, "add", "--wing", "w", "--room", "r", "We decided to keep the lantern "
+               "notes in the attic.").returncode == 0
+    out = hook(palace, "SessionStart", {"session_id": "s", "source": "startup",
+                                        "hook_event_name": "SessionStart"}, "--budget", "300")
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "SessionStart"
+    assert "lantern" in answer["additionalContext"]
+
+
+def test_a_hook_that_fails_exits_0_with_one_line_and_status_shows_it(tmp_path):
+    palace = tmp_path / "atrium"
+    assert cli(palace, "init").returncode == 0
+    cases = [("Stop", "{not json"), ("Stop", {"session_id": "s"}),
+             ("Stop", payload(tmp_path / "missing.jsonl", "Stop")), ("Teatime", {})]
+    for event, data in cases:
+        out = hook(palace, event, data)
+        assert out.returncode == 0 and out.stdout == ""
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"palazzo hook {event}: ")
+    status = cli(palace, "status")
+    assert status.returncode == 0
+    failed = json.loads(status.stdout)["hooks_failed"]
+    assert failed["count"] == 4 and failed["last"]["event"] == "Teatime"
+    # No palace at all: still exit 0, and nothing is created.
+    nowhere = tmp_path / "nowhere"
+    out = hook(nowhere, "Stop", payload(session_copy(tmp_path, None), "Stop"))
+    assert out.returncode == 0 and "no palace" in out.stderr and not nowhere.exists()
+
+
+def test_a_locked_palace_leaves_the_session_going(tmp_path):
+    palace = tmp_path / "atrium"
+    assert cli(palace, "init").returncode == 0
+    path = session_copy(tmp_path, None)
+    with PalaceDirectory(palace, make) as other, other.hold():
+        out = hook(palace, "Stop", payload(path, "Stop"))
+        assert out.returncode == 0 and "palazzo hook Stop: " in out.stderr
+    assert keys_of(palace) == []
+    assert hook(palace, "Stop", payload(path, "Stop")).returncode == 0  # saved next time
+    assert keys_of(palace)
