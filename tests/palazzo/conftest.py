@@ -74,3 +74,37 @@ def tiny_npz():
 def tiny_vocab() -> str:
     """The text of the tiny model's vocab.txt."""
     return "\n".join(TINY_VOCAB) + "\n"
+
+
+def _race(work, threads: int = 4) -> list[BaseException]:
+    """Run ``work(k)`` for k in range(``threads``) in that many threads at once, with a tiny
+    switch interval so they interleave within a call; return the exceptions they raised."""
+    import sys
+    import threading
+
+    errors: list[BaseException] = []
+
+    def run(k):
+        try:
+            work(k)
+        except BaseException as err:  # noqa: BLE001 (what a race raises is the finding)
+            errors.append(err)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        ts = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    return errors
+
+
+@pytest.fixture
+def race():
+    """:func:`_race`: threads sharing one object (the palace server's two copies of a palace
+    share their embedder and stemmers)."""
+    return _race

@@ -105,34 +105,7 @@ def test_maxsize_zero_caches_nothing_and_clear_resets():
         cached.embed("one string")
 
 
-def _race(work, threads=4):
-    """Run ``work(k)`` in ``threads`` threads at once with a tiny switch interval (so they
-    interleave within a call); return the exceptions they raised."""
-    import sys
-    import threading
-
-    errors: list[BaseException] = []
-
-    def run(k):
-        try:
-            work(k)
-        except BaseException as err:  # noqa: BLE001 (what a race raises is the finding)
-            errors.append(err)
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        ts = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
-    return errors
-
-
-def test_two_threads_share_one_cache_safely():
+def test_two_threads_share_one_cache_safely(race):
     """The palace server's two copies of a palace share their embedder: a look-up in one
     thread and an eviction in another must not meet halfway (a KeyError before the lock)."""
     cache = CachedEmbedder(HashEmbedder(dim=16), maxsize=8)
@@ -145,4 +118,4 @@ def test_two_threads_share_one_cache_safely():
                 got = cache.embed([texts[i % 12]])
                 assert np.array_equal(got[0], expected[i % 12])
 
-    assert _race(work) == []
+    assert race(work) == []

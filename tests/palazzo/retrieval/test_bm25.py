@@ -339,37 +339,21 @@ def test_idf_is_the_weight_scores_give_a_term():
     assert index.scores("whale")[2] == pytest.approx(idf["whale"] * 2.5 / (1 + 1.5), rel=1e-5)
 
 
-def test_threads_stem_at_once_and_get_what_one_thread_gets():
+def test_threads_stem_at_once_and_get_what_one_thread_gets(race):
     """A Snowball stemmer keeps its word in the instance: threads (the palace server's two
     copies of a palace) each get their own, so none gets another's stem."""
-    import sys
-    import threading
-
     from palazzo.retrieval import bm25
 
     words = [f"{w}{s}" for w in ("connect", "run", "happi", "generaliz", "lantern", "wick")
              for s in ("", "s", "ing", "ed", "ation", "ness", "ly")]
     expected = {w: bm25._english()(w) for w in words}
-    wrong, errors = [], []
+    wrong = []
 
-    def work():
-        try:
-            stem_word = bm25._english()
-            for _ in range(200):
-                for w in words:
-                    if stem_word(w) != expected[w]:
-                        wrong.append(w)
-        except BaseException as err:  # noqa: BLE001
-            errors.append(err)
+    def work(_):
+        stem_word = bm25._english()
+        for _ in range(200):
+            for w in words:
+                if stem_word(w) != expected[w]:
+                    wrong.append(w)
 
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        ts = [threading.Thread(target=work) for _ in range(4)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
-    assert errors == [] and wrong == []
+    assert race(work) == [] and wrong == []
