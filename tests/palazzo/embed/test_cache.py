@@ -105,6 +105,7 @@ def test_maxsize_zero_caches_nothing_and_clear_resets():
         cached.embed("one string")
 
 
+@pytest.mark.cpython_only  # (Pyodide starts no threads)
 def test_two_threads_share_one_cache_safely(race):
     """The palace server's two copies of a palace share their embedder: a look-up in one
     thread and an eviction in another must not meet halfway (a KeyError before the lock)."""

@@ -339,6 +339,7 @@ def test_idf_is_the_weight_scores_give_a_term():
     assert index.scores("whale")[2] == pytest.approx(idf["whale"] * 2.5 / (1 + 1.5), rel=1e-5)
 
 
+@pytest.mark.cpython_only  # (Pyodide starts no threads)
 def test_threads_stem_at_once_and_get_what_one_thread_gets(race):
     """A Snowball stemmer keeps its word in the instance: threads (the palace server's two
     copies of a palace) each get their own, so none gets another's stem."""
