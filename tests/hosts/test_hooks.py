@@ -117,6 +117,10 @@ def test_a_hook_that_fails_exits_0_with_one_line_and_status_shows_it(tmp_path):
     nowhere = tmp_path / "nowhere"
     out = hook(nowhere, "Stop", payload(session_copy(tmp_path, None), "Stop"))
     assert out.returncode == 0 and "no palace" in out.stderr and not nowhere.exists()
+    empty = tmp_path / "empty"  # a folder that holds no palace gets no file from a hook
+    empty.mkdir()
+    out = hook(empty, "Stop", payload(tmp_path / "project" / f"{SESSION}.jsonl", "Stop"))
+    assert out.returncode == 0 and "no palace" in out.stderr and list(empty.iterdir()) == []
 
 
 def test_a_locked_palace_leaves_the_session_going(tmp_path):

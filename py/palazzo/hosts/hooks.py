@@ -17,7 +17,7 @@ or ``trigger``). palazzo answers four kinds:
 Fail-soft by contract (:func:`run_soft`): bad or missing input, a locked, missing or damaged
 palace, or any error ends the hook with exit status 0 and one line on standard error, never
 blocking the assistant; the failure is kept in the palace directory's
-``hook-failures.json`` (the last :data:`KEPT_FAILURES`), which ``palazzo status`` shows.
+``.hook-failures.json`` (the last :data:`KEPT_FAILURES`), which ``palazzo status`` shows.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from palazzo.errors import PalazzoError, ValidationError
 
 SAVE_EVENTS = frozenset({"Stop", "SubagentStop", "PreCompact", "SessionEnd"})
 EVENTS = frozenset({*SAVE_EVENTS, "SessionStart", "UserPromptSubmit"})
-FAILURES = "hook-failures.json"  # in the palace directory
+FAILURES = ".hook-failures.json"  # in the palace directory (a dot: no palace file)
 KEPT_FAILURES = 20
 WAKE_BUDGET = 1500  # tokens of wake-up context a SessionStart hook prints by default
 MAX_INPUT = 1 << 20  # bytes of a hook's standard input read (its JSON is a few hundred)
@@ -127,8 +127,8 @@ def run(event: str, open_palace: Callable[[], Any], stdin: TextIO,
 def run_soft(event: str, palace: Path, open_palace: Callable[[], Any], stdin: TextIO,
              stdout: TextIO, stderr: TextIO, budget: int = WAKE_BUDGET) -> int:
     """:func:`run`, fail-soft: print its answer, and return 0 whatever happened; a failure
-    is one line on ``stderr`` and an entry in the palace directory's ``hook-failures.json``
-    (when the directory exists)."""
+    is one line on ``stderr`` and an entry in the palace directory's ``.hook-failures.json``
+    (when it holds a palace)."""
     try:
         answer = run(event, open_palace, stdin, budget)
     except (Exception, KeyboardInterrupt) as err:
@@ -144,12 +144,13 @@ def run_soft(event: str, palace: Path, open_palace: Callable[[], Any], stdin: Te
 
 
 def record_failure(palace: Path, event: str, why: str) -> None:
-    """Keep the failure in ``palace``'s ``hook-failures.json`` (the newest
-    :data:`KEPT_FAILURES`); nothing when the directory is missing or cannot be written."""
+    """Keep the failure in ``palace``'s ``.hook-failures.json`` (the newest
+    :data:`KEPT_FAILURES`); nothing when the directory holds no palace (a snapshot) or
+    cannot be written: a hook never makes a folder look like something it is not."""
     path = Path(palace).expanduser() / FAILURES
-    if not path.parent.is_dir():
-        return
     try:
+        if not any(p.name.startswith("snapshot-") for p in path.parent.iterdir()):
+            return
         kept = failures(path.parent)
         kept.append({"at": time.time(), "event": event, "error": why})
         tmp = path.with_name(f".{FAILURES}.{os.getpid()}.tmp")
