@@ -231,32 +231,8 @@ class Server:
         cannot compact aside, as a test's bare store)."""
         d = self.directory
         if isinstance(d, Pair):
-            return (d.writer,) if d.reader is None else (d.writer, d.reader)
+            return d.writer, d.reader
         return (d,) if hasattr(d, "compact_aside") else ()
-
-    def open_reader(self) -> None:
-        """Open the :class:`Pair`'s reader (a second copy of the palace), warm it
-        (:meth:`warm`) and start reading from it; until then the writer answers reads.
-        Returns None; a reader that fails to open is said on stderr and reads stay with the
-        writer. Called before the server listens, which doubles the time a (re)start takes
-        to answer (2.2 -> 4.7 s at 20k drawers); opened in a thread once the server
-        listened, it answered at 3.1 s but the opening's work, in the same interpreter,
-        slowed calls for a few seconds (25 over a second, p99 1.2 s, in `bench serve`'s ten
-        seconds after the restart, against none)."""
-        pair = self.directory
-        try:
-            reader = pair.writer.another(reads_only=True)
-        except Exception:
-            traceback.print_exc(file=sys.stderr)
-            return
-        reader.store.compact_inline = False
-        self._warm(reader)
-        if self._stop.is_set():
-            reader.close()
-            return
-        pair.attach(reader)
-        self.metrics.gauges["copies"] = 2
-        gc.freeze()  # (what the reader holds, out of the collector's sight as in warm)
 
     # -- the palace, in worker threads -------------------------------------------------------
     def threads(self, writes: bool) -> anyio.CapacityLimiter:
@@ -575,13 +551,15 @@ def serve(directory: Any, host: str = "127.0.0.1", port: int = 8765,
     one_blas_thread()
     writer = directory
     if not one_copy and hasattr(directory, "another") and _flock():
-        directory = Pair(writer)  # its reader opened below
+        # Opened before listening: this doubles the time a (re)start takes to answer
+        # (2.3 -> 4.4 s at 20k drawers); opened in a thread after listening it answered at
+        # 3.1 s, but its work in the same interpreter slowed the calls of the next seconds
+        # (25 over a second in `bench serve`'s ten seconds after the restart, against none).
+        directory = Pair(writer, writer.another(reads_only=True))
     names = frozenset({*LOOPBACK, *(h.lower() for h in allow_hosts),
                        *([host] if host not in ("0.0.0.0", "::") else [])})
     app, server = make_app(directory, port=port, site=site, hosts=names, tokens=tokens)
     server.warm()
-    if directory is not writer:
-        server.open_reader()
     server.publish()
     server.start()
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",

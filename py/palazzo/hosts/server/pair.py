@@ -32,14 +32,10 @@ class Pair:
     ``take_changes``, ``refresh``, ``compact_aside``): calls go to the copy their kind
     belongs to; everything else is the writer's."""
 
-    def __init__(self, writer: Any, reader: Any = None) -> None:
+    def __init__(self, writer: Any, reader: Any) -> None:
         self.writer = writer
-        self.reader = reader  # None until attached: the writer answers reads meanwhile
-        self.path = writer.path
-
-    def attach(self, reader: Any) -> None:
-        """Start answering reads from ``reader`` (a directory on the same files)."""
         self.reader = reader
+        self.path = writer.path
 
     @property
     def registry(self) -> Any:
@@ -57,13 +53,12 @@ class Pair:
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run an operation on the writer when it mutates, else on the reader; return its
         result. Cost: the operation's, plus the reader's follow of writes it has not seen."""
-        reader = self.reader
-        if reader is None or self.registry.get(name).mutates:
+        if self.registry.get(name).mutates:
             return self.writer.call(name, args)
         try:
-            return reader.call(name, args)
+            return self.reader.call(name, args)
         except ReadOnly:  # a read with something to store (a signing key): the writer's
-            if reader.store.blocked:
+            if self.reader.store.blocked:
                 raise
             return self.writer.call(name, args)
 
@@ -78,8 +73,7 @@ class Pair:
         behind while no call reaches it (which would cost it a boot). Cost: two tip reads,
         and the new tail's replay in each."""
         self.writer.refresh()
-        if self.reader is not None:
-            self.reader.refresh()
+        self.reader.refresh()
 
     def compact_aside(self) -> bool:
         """The writer's :meth:`PalaceDirectory.compact_aside`."""
@@ -87,5 +81,4 @@ class Pair:
 
     def close(self) -> None:
         """Close the reader (the writer is its opener's to close). Idempotent."""
-        if self.reader is not None:
-            self.reader.close()
+        self.reader.close()
