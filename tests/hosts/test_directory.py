@@ -743,3 +743,128 @@ def test_a_key_another_process_stored_by_a_read_is_followed_without_a_new_record
         b.close()
     with PalaceDirectory(palace, make) as c:
         assert c.call("verify_token", {"bundle": bundle})["valid"] is True
+
+
+# -- heavy reads in a forked child (PalaceDirectory.reads_aside: the palace server's) -----------
+
+def _slow_in_children(d: PalaceDirectory, marks: Path, monkeypatch, seconds: float = 3.0,
+                      die: bool = False) -> None:
+    """Make ``communities`` take ``seconds`` (or die at once) when it runs in a process other
+    than this one, leaving a file named by that process's id in ``marks``."""
+    real, parent = d.store.call, os.getpid()
+
+    def call(name, args=None):
+        if name == "communities" and os.getpid() != parent:
+            (marks / str(os.getpid())).write_text(name)
+            if die:
+                os._exit(3)
+            time.sleep(seconds)
+        return real(name, args)
+
+    monkeypatch.setattr(d.store, "call", call)
+
+
+def _with_notes(path: Path, n: int = 12) -> PalaceDirectory:
+    d = PalaceDirectory(path, make)
+    for i in range(n):
+        weather = "rain" if i % 2 else "sun"
+        d.call("add_drawer", {"wing": "w", "room": "r",
+                              "content": f"note {i} about lanterns and {weather}"})
+    return d
+
+
+def test_a_heavy_read_runs_in_a_child_and_holds_up_no_call(tmp_path, monkeypatch):
+    """With reads_aside, communities runs in a forked child: the answer is the one the
+    palace gives here, other reads and a write answer while the child works, and the child
+    is gone afterwards."""
+    import threading
+
+    d = _with_notes(tmp_path / "atrium")
+    try:
+        inline = d.call("communities", {})
+        d.reads_aside = True
+        marks = tmp_path / "marks"
+        marks.mkdir()
+        _slow_in_children(d, marks, monkeypatch)
+        out = {}
+        heavy = threading.Thread(target=lambda: out.update(c=d.call("communities", {})))
+        heavy.start()
+        deadline = time.monotonic() + 10
+        while not list(marks.iterdir()):
+            assert time.monotonic() < deadline, "no child ran communities"
+            time.sleep(0.02)
+        t0 = time.monotonic()
+        assert d.call("search", {"query": "lanterns"})["results"]
+        d.call("add_drawer", {"wing": "w", "room": "r", "content": "written meanwhile"})
+        assert time.monotonic() - t0 < 2.0 and heavy.is_alive()
+        heavy.join(timeout=30)
+        assert {**out["c"], "seconds": None} == {**inline, "seconds": None}
+        child = int(next(marks.iterdir()).name)
+        assert child != os.getpid()
+        with pytest.raises(ProcessLookupError):
+            os.kill(child, 0)  # (waited for: no zombie left)
+    finally:
+        d.close()
+
+
+def test_a_heavy_reads_error_is_raised_here_and_a_failed_child_leaves_it_to_this_process(
+        tmp_path, monkeypatch):
+    from palazzo.errors import ValidationError
+
+    d = _with_notes(tmp_path / "atrium")
+    try:
+        inline = d.call("communities", {})
+        d.reads_aside = True
+        with pytest.raises(ValidationError) as err:
+            d.call("communities", {"k": 0})
+        assert err.value.field is not None
+        marks = tmp_path / "marks"
+        marks.mkdir()
+        _slow_in_children(d, marks, monkeypatch, die=True)
+        again = d.call("communities", {})  # (the child died: run here)
+        assert {**again, "seconds": None} == {**inline, "seconds": None}
+        assert len(list(marks.iterdir())) == 1
+    finally:
+        d.close()
+
+
+def test_a_heavy_reads_child_keeps_neither_the_lock_nor_the_servers_socket(tmp_path,
+                                                                           monkeypatch):
+    """A child forked while this process holds the writer lock (for a write on the server's
+    other copy) and listens on a socket keeps neither: the lock is free for another process
+    as soon as this one lets go, and the port can be listened on again, while the child
+    still works."""
+    import socket
+    import threading
+
+    d = _with_notes(tmp_path / "atrium")
+    writer = d.another()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    try:
+        d.reads_aside = True
+        marks = tmp_path / "marks"
+        marks.mkdir()
+        _slow_in_children(d, marks, monkeypatch, seconds=4.0)
+        heavy = threading.Thread(target=lambda: d.call("communities", {}))
+        with writer.hold():
+            heavy.start()
+            deadline = time.monotonic() + 10
+            while not list(marks.iterdir()):
+                assert time.monotonic() < deadline, "no child ran communities"
+                time.sleep(0.02)
+        listener.close()
+        with PalaceDirectory(tmp_path / "atrium", make, lock_wait=0) as other:
+            other.call("add_drawer", {"wing": "w", "room": "r", "content": "another's write"})
+        again = socket.socket()
+        again.bind(("127.0.0.1", port))
+        again.listen()
+        again.close()
+        assert heavy.is_alive()  # (the child was still at work throughout)
+        heavy.join(timeout=30)
+    finally:
+        listener.close()
+        writer.close()
+        d.close()

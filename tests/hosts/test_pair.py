@@ -2,6 +2,9 @@
 the reader never take the writer lock; a read with a key to store goes to the writer, and
 both copies then verify what it signed."""
 
+import threading
+import time
+
 import pytest
 
 from palazzo.embed.hashing import HashEmbedder
@@ -11,7 +14,8 @@ from palazzo.persist.directory import PalaceDirectory
 
 pytest.importorskip("fcntl")
 
-from palazzo.hosts.server.pair import Pair  # noqa: E402  (the server's module needs uvicorn's)
+from palazzo.hosts.server import pair as pair_module  # noqa: E402  (needs the serve extra)
+from palazzo.hosts.server.pair import Pair  # noqa: E402
 
 
 def make(**kw):
@@ -55,3 +59,81 @@ def test_a_key_a_read_stores_goes_to_the_writer_and_both_copies_verify_it(pair, 
     with PalaceDirectory(tmp_path / "atrium", make) as fresh:
         assert fresh.call("verify_token", {"bundle": bundle})["valid"] is True
         assert fresh.call("verify_token", {"bundle": again})["valid"] is True
+
+
+
+class Slow:
+    """One read made slow on one copy: ``palace_status`` waits there until :meth:`end`
+    (as community colouring of a big palace would take its minutes), run by Pair.call in
+    a thread of its own."""
+
+    def __init__(self, pair, copy, monkeypatch):
+        self.started, self.ended = threading.Event(), threading.Event()
+        real = copy.store.call
+
+        def call(name, args=None):
+            if name == "palace_status":
+                self.started.set()
+                self.ended.wait(30)
+            return real(name, args)
+
+        monkeypatch.setattr(copy.store, "call", call)
+        self.thread = threading.Thread(target=pair.call, args=("palace_status",))
+        self.thread.start()
+        assert self.started.wait(10)
+
+    def end(self):
+        self.ended.set()
+        self.thread.join(timeout=10)
+
+
+def in_thread(fn, *args):
+    """Start ``fn(*args)`` in a thread; return (the thread, the dict its result goes to)."""
+    out = {}
+    t = threading.Thread(target=lambda: out.update(result=fn(*args)))
+    t.start()
+    return t, out
+
+
+def test_a_slow_read_holds_up_no_other_read(pair, monkeypatch):
+    """While a read holds the reader past SLOW_READ_S, the next reads are answered by the
+    writer (with every acknowledged write); while the writer is busy too (a write runs),
+    a read waits for the first copy to come free; once the slow read ends, reads go to the
+    reader again."""
+    out = pair.call("add_drawer", {"wing": "w", "room": "r", "content": "a lantern note"})
+    slow = Slow(pair, pair.reader, monkeypatch)
+    try:
+        time.sleep(pair_module.SLOW_READ_S + 0.1)
+        read, answer = in_thread(pair.call, "search", {"query": "lantern"})
+        read.join(timeout=10)
+        assert not read.is_alive(), "a slow read held up the next read"
+        assert [h["drawer_id"] for h in answer["result"]["results"]] == [out["drawer_id"]]
+        assert pair.spilled == 1
+        with pair.writer.turn(5) as mine:  # (a write running on the writer)
+            assert mine
+            read, answer = in_thread(pair.call, "search", {"query": "lantern"})
+            read.join(timeout=1)
+            assert read.is_alive()
+        read.join(timeout=10)
+        assert not read.is_alive() and len(answer["result"]["results"]) == 1
+        assert pair.spilled == 2
+    finally:
+        slow.end()
+    pair.call("search", {"query": "lantern"})
+    assert pair.spilled == 2  # (the reader answered)
+
+
+def test_a_read_that_is_not_slow_yet_is_waited_for(pair, monkeypatch):
+    """A read that has held the reader for less than SLOW_READ_S keeps the next read
+    waiting for the reader rather than sent to the writer: under ordinary load the reads
+    stay on the reader, as measured best."""
+    monkeypatch.setattr(pair_module, "SLOW_READ_S", 3600.0)
+    slow = Slow(pair, pair.reader, monkeypatch)
+    try:
+        read, answer = in_thread(pair.call, "search", {"query": "lantern"})
+        read.join(timeout=1)
+        assert read.is_alive() and pair.spilled == 0
+    finally:
+        slow.end()
+    read.join(timeout=10)
+    assert not read.is_alive() and "results" in answer["result"] and pair.spilled == 0

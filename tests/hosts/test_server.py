@@ -593,3 +593,72 @@ def test_a_write_waiting_for_the_lock_holds_up_no_read(tmp_path, copies):
         if holder is not None and holder.poll() is None:
             holder.kill()
         server.stop()
+
+
+@pytest.mark.parametrize("copies", ["two", "one"])
+def test_a_heavy_read_holds_up_no_other_call(tmp_path, monkeypatch, copies):
+    """The server in this process (uvicorn in a thread, real HTTP), its ``communities``
+    made to take 4 s whenever it runs in another process than this one: while one runs
+    (in a forked child), searches and a write answer at once, with two copies and with
+    one; the heavy read's answer is the palace's."""
+    import threading
+
+    import uvicorn
+
+    from palazzo.embed.hashing import HashEmbedder
+    from palazzo.hosts.server.app import make_app
+    from palazzo.hosts.server.pair import Pair
+    from palazzo.palace import Palace
+    from palazzo.persist.directory import PalaceDirectory
+
+    writer = PalaceDirectory(tmp_path / "atrium",
+                             lambda **kw: Palace(embedder=HashEmbedder(), **kw))
+    for i in range(12):
+        writer.call("add_drawer", {"wing": "w", "room": "r", "content": f"lantern note {i}"})
+    inline = writer.call("communities", {})
+    directory = Pair(writer, writer.another(reads_only=True)) if copies == "two" else writer
+    marks, parent = tmp_path / "marks", os.getpid()
+    marks.mkdir()
+    for copy in ((directory.writer, directory.reader) if copies == "two" else (writer,)):
+        def slow(name, args=None, real=copy.store.call):
+            if name == "communities" and os.getpid() != parent:
+                (marks / str(os.getpid())).write_text(name)
+                time.sleep(4)
+            return real(name, args)
+        monkeypatch.setattr(copy.store, "call", slow)
+    port = free_port()
+    app, server = make_app(directory, port=port)
+    httpd = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                          log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=httpd.run, daemon=True)
+    thread.start()
+    served = Served.__new__(Served)
+    served.port = port
+    try:
+        deadline = time.monotonic() + 30
+        while not httpd.started:
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.05)
+        heavy = {}
+        t = threading.Thread(target=lambda: heavy.update(out=served.op("communities")))
+        t.start()
+        while not list(marks.iterdir()):
+            assert time.monotonic() < deadline, "no child ran communities"
+            time.sleep(0.02)
+        t0 = time.monotonic()
+        for _ in range(5):
+            status, found = served.op("search", {"query": "lantern"})
+            assert status == 200 and found["results"]
+        assert served.op("add_drawer", {"wing": "w", "room": "r",
+                                        "content": "written meanwhile"})[0] == 200
+        assert time.monotonic() - t0 < 2.0 and t.is_alive()
+        t.join(timeout=30)
+        status, out = heavy["out"]
+        assert status == 200
+        assert {**out, "seconds": None} == {**inline, "seconds": None}  # (its own timings)
+    finally:
+        httpd.should_exit = True
+        thread.join(timeout=10)
+        if copies == "two":
+            directory.close()
+        writer.close()

@@ -234,6 +234,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     sv.add_argument("--hold", type=float, default=0.0, metavar="S",
                     help="another holder of the writer lock takes it for S seconds every "
                     "20 s (as another process's import batch would)")
+    sv.add_argument("--slow", default="", metavar="OP",
+                    help="one more client sends this read back to back (communities: a "
+                    "slow one); its latency is reported apart")
     sv.add_argument("--seed", type=int, default=0)
     sv.add_argument("--workdir")
     sv.add_argument("--keep", action="store_true")
@@ -455,7 +458,7 @@ def _served(args: argparse.Namespace, make_embedder: MakeEmbedder,
                         search_share=args.search_share, think=args.think,
                         kill=not args.no_kill, seed=args.seed,
                         workdir=Path(args.workdir) if args.workdir else None, keep=args.keep,
-                        one_copy=args.one_copy, hold=args.hold)
+                        one_copy=args.one_copy, hold=args.hold, slow=args.slow)
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
     return 0

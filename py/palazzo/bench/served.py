@@ -23,6 +23,9 @@ would, not all in the same millisecond). ``hold``: every 20 s another holder of 
 palace's writer lock keeps it for that many seconds, as another process's import batch
 would: the server's writes wait for it, and its reads (two copies in memory,
 :mod:`palazzo.hosts.server.pair`) should not; ``one_copy`` runs the server with one copy.
+``slow``: one more client sends that read (``communities``: seconds at 20k drawers, and
+computed again after every add) back to back, its latency reported apart; the other clients'
+reads should not wait for it.
 """
 
 from __future__ import annotations
@@ -118,12 +121,13 @@ def _generation(port: int) -> int | None:
 def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
         search_share: float = 0.8, think: float = 0.0, kill: bool = True, seed: int = 0,
         workdir: Path | None = None, keep: bool = False, one_copy: bool = False,
-        hold: float = 0.0) -> dict[str, Any]:
+        hold: float = 0.0, slow: str = "") -> dict[str, Any]:
     """Return the measurements described in the module docstring, as JSON-able data."""
     result: dict[str, Any] = {"benchmark": "serve", "drawers": drawers, "seconds": seconds,
                               "clients": clients, "embedder": embedder,
                               "search_share": search_share, "think_s": think, "kill": kill,
-                              "one_copy": one_copy, "hold_s": hold, "machine": _machine()}
+                              "one_copy": one_copy, "hold_s": hold, "slow": slow,
+                              "machine": _machine()}
     with scratch("palazzo-serve-", workdir, keep, result) as base:
         export = base / "conversations.json"
         exportgen.write_export(export, drawers, seed=seed)
@@ -139,15 +143,16 @@ def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
         server = _Process(palace, port, embedder, base / "serve.log", extra)
         result["start_s"] = round(server.start_s, 2)
         stop = threading.Event()
-        holder = threading.Thread(target=_holder, args=(palace, hold, stop), daemon=True)
-        if hold:
+        holder = threading.Thread(target=_holder, args=(palace, hold, stop), daemon=True) \
+            if hold else None
+        if holder is not None:
             holder.start()
         try:
             result.update(_load(server, palace, port, embedder, base, words, seconds,
-                                clients, search_share, think, kill, seed, extra))
+                                clients, search_share, think, kill, seed, extra, slow))
         finally:
             stop.set()
-            if hold:
+            if holder is not None:
                 holder.join()
         server.proc.send_signal(signal.SIGTERM)
         server.proc.wait(timeout=60)
@@ -161,10 +166,14 @@ def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
 
 def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
           words: list[str], seconds: float, clients: int, search_share: float, think: float,
-          kill: bool, seed: int, extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Run the clients (and the kill and restart); return what they saw."""
+          kill: bool, seed: int, extra: tuple[str, ...] = (), slow: str = ""
+          ) -> dict[str, Any]:
+    """Run the clients (and the kill and restart, and the slow reader); return what they
+    saw."""
     lock = threading.Lock()
     lat: dict[str, list[float]] = {"search": [], "add_drawer": []}
+    slow_ms: list[float] = []
+    slow_status: dict[str, int] = {}
     after: dict[str, list[float]] = {"search": [], "add_drawer": []}
     errors: list[str] = []
     unavailable = [0]
@@ -216,7 +225,29 @@ def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
             if think:
                 time.sleep(think)
 
+    def slow_client() -> None:
+        """Send the slow read back to back on a connection of its own."""
+        while time.perf_counter() < stop:
+            t0 = time.perf_counter()
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                conn.request("POST", f"/api/ops/{slow}", b"{}",
+                             {"Content-Type": "application/json"})
+                r = conn.getresponse()
+                r.read()
+                status = str(r.status)
+                conn.close()
+            except OSError:
+                status = "unavailable"
+                time.sleep(0.05)
+            with lock:
+                slow_status[status] = slow_status.get(status, 0) + 1
+                if status == "200":
+                    slow_ms.append((time.perf_counter() - t0) * 1000)
+
     threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    if slow:
+        threads.append(threading.Thread(target=slow_client))
     for t in threads:
         t.start()
     restart: dict[str, Any] = {}
@@ -236,10 +267,12 @@ def _load(server: _Process, palace: Path, port: int, embedder: str, base: Path,
     for t in threads:
         t.join()
     last_generation = _generation(port)
-    slow = sum(1 for v in (*lat.values(), *after.values()) for ms in v if ms > 1000)
+    over_1s = sum(1 for v in (*lat.values(), *after.values()) for ms in v if ms > 1000)
     return {"compactions": None if None in (first_generation, last_generation)
             else last_generation - first_generation,  # (a kill's restart compacts none)
-            "calls_over_1s": slow,
+            "calls_over_1s": over_1s,
+            **({"slow_read": {"op": slow, "answers": slow_status, **_percentiles(slow_ms)}}
+               if slow else {}),
             "search": _percentiles(lat["search"]),
             "add_drawer": _percentiles(lat["add_drawer"]),
             "after_restart_10s": {op: _percentiles(v) for op, v in after.items()},

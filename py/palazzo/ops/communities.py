@@ -92,7 +92,8 @@ def community_mask(palace: Palace, community_id: int,
                 "community": {"type": "integer", "minimum": 0,
                               "description": "list only this community"},
                 "drawers": {"type": "boolean",
-                            "description": "also list each community's drawer ids"}}))
+                            "description": "also list each community's drawer ids"}}),
+           heavy=True)
 def _communities(palace: Palace, args: dict[str, Any]) -> Result:
     found = communities_of(palace, args)
     listed = found.communities

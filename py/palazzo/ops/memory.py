@@ -130,7 +130,7 @@ def enriched(palace: Palace, query: str, hits: list[Any], limit: int, alpha: flo
            "and cached until the room changes. A room, every room of a wing, or every room.",
            obj({"wing": NAME, "room": NAME, "closet": NAME,
                 "max_chars": {"type": "integer", "minimum": 50, "maximum": 5000},
-                "limit": LIMIT}))
+                "limit": LIMIT}), heavy=True)
 def _summarize(palace: Palace, args: dict[str, Any]) -> Result:
     wing, room, closet = args.get("wing"), args.get("room"), args.get("closet")
     if (room or closet) and not wing:

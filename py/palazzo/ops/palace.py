@@ -484,7 +484,7 @@ def _reindex(palace: Palace, args: dict[str, Any]) -> Result:
            "aaak: every drawer as one compact AAAK line with its id, a view for a model to "
            "read cheaply, never a replacement for the verbatim text).",
            obj({"format": {"enum": ["json", "jsonl", "aaak"]},
-                 "vectors": {"enum": ["float32", "float16", "none"]}}))
+                 "vectors": {"enum": ["float32", "float16", "none"]}}), heavy=True)
 def _export(palace: Palace, args: dict[str, Any]) -> Result:
     if args.get("format", "json") == "jsonl":
         return {"format": "jsonl", "text": export_jsonl(palace)}

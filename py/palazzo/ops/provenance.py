@@ -222,7 +222,7 @@ def _atlas_anchors(palace: Palace, args: dict[str, Any]) -> tuple[list[str], int
                 "output": {"enum": ["summary", "bundle"]},
                 "top": {"type": "integer", "minimum": 1, "maximum": 1000},
                 "samples": {"type": "integer", "minimum": 1, "maximum": 10_000}}),
-           packages=("scipy",))
+           packages=("scipy",), heavy=True)
 def _atlas(palace: Palace, args: dict[str, Any]) -> Result:
     anchors, pool = _atlas_anchors(palace, args)
     atlas = build_atlas(palace.provenance, anchors, args.get("policy", DEFAULT_POLICY),

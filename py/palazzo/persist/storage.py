@@ -13,6 +13,7 @@ machine).
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import re
@@ -449,9 +450,15 @@ class DirectoryRoot:
         return True
 
     def unlock(self, name: str) -> None:
-        """Release the writer lock if this process holds it."""
+        """Release the writer lock if this process holds it: unlocked before the descriptor
+        is closed, so a child forked meanwhile (a heavy read's, which holds a copy of the
+        descriptor until it closes it) does not keep it held."""
         fd = self._locks.pop(name, None)
         if fd is not None:
+            with contextlib.suppress(ImportError, OSError):
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
 

@@ -64,8 +64,9 @@ from palazzo.hosts.server.tokens import Scoped, Token, Tokens
 mimetypes.add_type("application/wasm", ".wasm")  # what Pyodide's files are served as
 mimetypes.add_type("text/javascript", ".mjs")
 CALL_TIMEOUT = 30.0  # seconds a client waits for an operation
-READ_THREADS = 1  # worker threads for reads (Server.threads)
+READ_THREADS = 1  # worker threads for reads a copy of the palace (Server.threads)
 WRITE_THREADS = 2  # and for writes
+HEAVY_THREADS = 2  # and for heavy reads, each waiting for its forked child (Operation.heavy)
 COMPACT_RETRY_S = 60.0  # seconds before a compaction that failed is tried again
 WARM_ROOM = 1024  # drawers the warm-up makes room for (Palace.reserve)
 MAX_BODY = 64 << 20  # bytes of a request body (the MCP server's line limit)
@@ -216,13 +217,14 @@ class Server:
         self._poller: threading.Thread | None = None
         self._compactor: threading.Thread | None = None
         self._compact_retry = 0.0  # (monotonic) no compaction before, after one failed
-        self._limiters: tuple[anyio.CapacityLimiter, anyio.CapacityLimiter] | None = None
+        self._limiters: dict[str, anyio.CapacityLimiter] | None = None
         self.compactions = 0
         self.ready = True
         # Compaction off the request path: a write never compacts here; the server does it
         # aside when the journal is due (PalaceDirectory.compact_aside), reads going on.
         for copy in self.copies():
             copy.store.compact_inline = False
+            copy.reads_aside = True  # heavy reads (communities…) in a forked child
         self.metrics.gauges["copies"] = len(self.copies())  # (the palace held in memory)
 
     def copies(self) -> tuple[Any, ...]:
@@ -235,19 +237,31 @@ class Server:
         return (d,) if hasattr(d, "compact_aside") else ()
 
     # -- the palace, in worker threads -------------------------------------------------------
-    def threads(self, writes: bool) -> anyio.CapacityLimiter:
-        """Return the worker threads calls of one kind share: :data:`WRITE_THREADS` for
-        writes, :data:`READ_THREADS` for reads (HTTP and MCP alike). Why so few: calls run
-        one at a time anyway (the palace's lock), and every thread more that waits in line
-        contends for the GIL with the one that runs and with the event loop; measured with
-        `palazzo bench serve` (50 clients, 0.5 s apart, 20k drawers), 32 read threads gave a
-        search p50 of 33–38 ms and one 16–18 ms (docs/benchmarks.md). Why apart: a write
-        may wait for the writer lock (another process's write, up to 30 s), and should not
-        hold up the reads meanwhile."""
+    def threads(self, name: str | None) -> anyio.CapacityLimiter:
+        """Return the worker threads the operation ``name`` (None: a read that is no
+        operation) waits for, shared by the calls of
+        its kind (HTTP and MCP alike): :data:`WRITE_THREADS` for writes,
+        :data:`HEAVY_THREADS` for heavy reads (each thread waits for the forked child that
+        computes the answer: :meth:`PalaceDirectory.call`), :data:`READ_THREADS` a copy of
+        the palace for other reads (two with a :class:`Pair`, whose reads go to the writer
+        while a slow one holds the reader). Why so few: calls run one at a time on a copy
+        anyway, and every thread more that waits in line contends for the GIL with the one
+        that runs and with the event loop; measured with `palazzo bench serve` (50 clients,
+        0.5 s apart, 20k drawers), 32 read threads gave a search p50 of 33–38 ms and one
+        16–18 ms (docs/benchmarks.md). Why apart: a write may wait for the writer lock
+        (another process's write, up to 30 s), and a heavy read for seconds, and neither
+        should hold up the reads meanwhile."""
         if self._limiters is None:  # (made in the event loop, on the first call)
-            self._limiters = (anyio.CapacityLimiter(READ_THREADS),
-                              anyio.CapacityLimiter(WRITE_THREADS))
-        return self._limiters[writes]
+            copies = 2 if isinstance(self.directory, Pair) else 1
+            self._limiters = {"read": anyio.CapacityLimiter(READ_THREADS * copies),
+                              "write": anyio.CapacityLimiter(WRITE_THREADS),
+                              "heavy": anyio.CapacityLimiter(HEAVY_THREADS)}
+        if name is None:
+            return self._limiters["read"]
+        op = self.registry.get(name)
+        copies = self.copies()
+        aside = op.heavy and bool(copies) and all(c.reads_aside for c in copies)
+        return self._limiters["write" if op.mutates else "heavy" if aside else "read"]
 
     def token(self, request: Request) -> Token | None:
         """Return the request's token (None when the server asks for none); raise
@@ -396,7 +410,7 @@ class Server:
             with anyio.fail_after(self.call_timeout):
                 result = await anyio.to_thread.run_sync(
                     self.call, name, args, token, abandon_on_cancel=True,
-                    limiter=self.threads(self.registry.get(name).mutates))
+                    limiter=self.threads(name))
         except TimeoutError:
             return _error(504, "timeout", f"{name} took longer than {self.call_timeout:g} s; "
                           "it goes on in the server (a write is done or not done): read "
@@ -459,8 +473,10 @@ class Server:
         _, refusal = self.caller(request)
         if refusal is not None:
             return refusal
+        spilled = getattr(self.directory, "spilled", None)  # (a Pair's)
         return PlainTextResponse(self.metrics.text({
-            "feed_listeners": self.feed.listeners, "feed_events": self.feed.published}),
+            "feed_listeners": self.feed.listeners, "feed_events": self.feed.published,
+            **({} if spilled is None else {"reads_on_the_writer": spilled})}),
             media_type="text/plain; version=0.0.4")
 
 

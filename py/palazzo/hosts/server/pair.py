@@ -13,6 +13,15 @@ answers it. A read that must store something (a slice's first signing key) goes 
 writer, which stores it under the lock as any process would; the reader reads the new
 ``keys.json`` at its next follow. The reader never takes the lock, so no read waits for it.
 
+A slow read holds up no other read either. The reads known to take seconds on a big palace
+(``Operation.heavy``: communities, atlas, summarize, export) run in a forked child of the
+reader (:meth:`PalaceDirectory.call` with ``reads_aside``), which frees the reader as soon
+as the child exists. Any other read goes to the reader when it is free, and when the reader
+has been busy with one read for :data:`SLOW_READ_S` seconds, to the writer if no write runs
+there (the server has a read thread for each copy). So one such slow read at a time leaves
+the other reads answering; two at once (one on each copy) hold up the reads after them,
+and one that went to the writer holds up the writes behind it (as a slow write does).
+
 Cost: the palace's memory twice (the server's resident size at the scale generator's 20,942
 drawers, hash embedder: about 360 MB with one copy), and every write replayed once more, by
 the reader at its next read (an ``add_drawer`` about 4 ms at 20k drawers). ``palazzo serve
@@ -21,9 +30,13 @@ the reader at its next read (an ``add_drawer`` about 4 ms at 20k drawers). ``pal
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from palazzo.errors import ReadOnly
+
+SLOW_READ_S = 0.25  # a read on the reader this long is slow: the reads after it try the writer
+WAIT_S = 0.05  # how often a read waiting for the reader looks whether it became slow
 
 
 class Pair:
@@ -36,6 +49,8 @@ class Pair:
         self.writer = writer
         self.reader = reader
         self.path = writer.path
+        self._reading_since: float | None = None  # (monotonic) the reader's read began
+        self.spilled = 0  # reads the writer answered because a slow one held the reader
 
     @property
     def registry(self) -> Any:
@@ -51,16 +66,34 @@ class Pair:
         return self.writer.store
 
     def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run an operation on the writer when it mutates, else on the reader; return its
-        result. Cost: the operation's, plus the reader's follow of writes it has not seen."""
-        if self.registry.get(name).mutates:
+        """Run an operation on the writer when it mutates, else on the reader, or on the
+        writer while a slow read holds the reader (the module's docstring); return its
+        result. Cost: the operation's, plus the copy's follow of writes it has not seen."""
+        op = self.registry.get(name)
+        if op.mutates:
             return self.writer.call(name, args)
-        try:
+        if op.heavy and self.reader.reads_aside:  # (a child of the reader runs it)
             return self.reader.call(name, args)
-        except ReadOnly:  # a read with something to store (a signing key): the writer's
-            if self.reader.store.blocked:
-                raise
-            return self.writer.call(name, args)
+        while True:
+            with self.reader.turn(WAIT_S) as mine:
+                if mine:
+                    self._reading_since = time.monotonic()
+                    try:
+                        return self.reader.call(name, args)
+                    except ReadOnly:  # a read with something to store (a signing key)
+                        if self.reader.store.blocked:
+                            raise
+                        break  # (to the writer, the reader's turn given back first)
+                    finally:
+                        self._reading_since = None
+            since = self._reading_since
+            if since is None or time.monotonic() - since < SLOW_READ_S:
+                continue
+            with self.writer.turn(0) as mine:
+                if mine:
+                    self.spilled += 1
+                    return self.writer.call(name, args)
+        return self.writer.call(name, args)
 
     def take_changes(self, wait: bool = True
                      ) -> tuple[list[dict[str, Any]], dict[str, int]] | None:

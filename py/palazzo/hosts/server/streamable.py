@@ -97,13 +97,13 @@ class StreamableMcp:
             mcp = self._stateless if token is None else McpServer(store)
         params = message.get("params") if isinstance(message, dict) else None
         tool = params.get("name") if isinstance(params, dict) else None
-        writes = message.get("method") == "tools/call" and tool in self.server.names and \
-            self.server.registry.get(tool).mutates
+        op = tool if message.get("method") == "tools/call" and tool in self.server.names \
+            else None  # (anything else MCP asks is a read)
         try:
             with anyio.fail_after(self.server.call_timeout):
                 reply = await anyio.to_thread.run_sync(self._handle, mcp, message,
                                                        abandon_on_cancel=True,
-                                                       limiter=self.server.threads(writes))
+                                                       limiter=self.server.threads(op))
         except TimeoutError:
             rid = message.get("id") if isinstance(message, dict) else None
             body = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32001, "message": (
