@@ -133,3 +133,78 @@ def test_a_locked_palace_leaves_the_session_going(tmp_path):
     assert keys_of(palace) == []
     assert hook(palace, "Stop", payload(path, "Stop")).returncode == 0  # saved next time
     assert keys_of(palace)
+
+
+def test_hooks_go_through_a_running_palace_server(tmp_path):
+    """With ``palazzo serve`` running on the palace, the hooks call it (found through its
+    discovery file) instead of loading the palace: the session saved in two steps equals
+    the whole file imported at once, and SessionStart gets its context from the server."""
+    import http.client
+    import socket
+    import time
+
+    palace = tmp_path / "atrium"
+    assert cli(palace, "init").returncode == 0
+    assert cli(palace, "add", "--wing", "w", "--room", "r", "We keep the lantern notes in the "
+               "attic.").returncode == 0
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "palazzo", "serve", "--palace", str(palace),
+                               "--embedder", "hash", "--port", str(port)], env=ENV,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def get(path: str) -> str:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request("GET", path)
+            return conn.getresponse().read().decode()
+        finally:
+            conn.close()
+
+    try:
+        deadline = time.monotonic() + 60
+        while not (palace / ".server.json").exists():
+            assert server.poll() is None, server.communicate()[1]
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.1)
+        path = session_copy(tmp_path, 20)
+        whole = (PROJECT / f"{SESSION}.jsonl").read_text(encoding="utf-8")
+        assert hook(palace, "Stop", payload(path, "Stop")).returncode == 0
+        path.write_text(whole, encoding="utf-8")
+        for event in ("Stop", "SessionEnd"):
+            out = hook(palace, event, payload(path, event))
+            assert out.returncode == 0 and out.stderr == "", out.stderr
+        out = hook(palace, "SessionStart", {"session_id": "s", "source": "resume",
+                                            "hook_event_name": "SessionStart"})
+        assert "lantern" in json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+        metrics = get("/metrics")
+        for op in ("list_rooms", "batch", "wake_up"):
+            assert f'palazzo_requests_total{{op="{op}",outcome="ok"}}' in metrics, op
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    other = tmp_path / "other"
+    assert cli(other, "init").returncode == 0
+    assert cli(other, "add", "--wing", "w", "--room", "r", "We keep the lantern notes in the "
+               "attic.").returncode == 0
+    assert cli(other, "import-chats", str(path)).returncode == 0
+    assert [k[0] for k in keys_of(palace)] == [k[0] for k in keys_of(other)]
+    assert [k[2] for k in keys_of(palace)] == [k[2] for k in keys_of(other)]
+
+
+def test_a_hook_through_a_server_loads_none_of_the_engine():
+    """What ``palazzo hook`` imports on its way to a running server (the hook parser, the
+    server client, the chat readers and their plan) leaves NumPy and the operations
+    unloaded: an assistant waits for every hook, and they are 0.2 s of a start."""
+    code = ("import sys\n"
+            "import palazzo.hosts.cli as cli\n"
+            "cli.hook_parser().parse_args(['hook', 'Stop'])\n"
+            "import palazzo.hosts.hooks, palazzo.hosts.server.client, palazzo.importers\n"
+            "from palazzo.importers.chats import plan_chats\n"
+            "print(sorted(m for m in ('numpy', 'palazzo.ops', 'palazzo.palace') "
+            "if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -241,6 +241,19 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     sv.add_argument("--workdir")
     sv.add_argument("--keep", action="store_true")
     sv.add_argument("--out", required=True)
+    hk = add("hooks", _hooks, "assistant hooks on a generated palace: a Claude Code session "
+             "grown two turns before each Stop hook, and SessionStart, run as the assistant "
+             "runs them (wall time with process start; messages lost or twice)")
+    hk.add_argument("--drawers", type=int, default=20_000)
+    hk.add_argument("--rounds", type=int, default=30)
+    hk.add_argument("--turns", type=int, default=48, help="turns the session starts with")
+    hk.add_argument("--no-server", action="store_true",
+                    help="no palazzo serve: each hook opens the palace's files")
+    hk.add_argument("--embedder", default="hash", choices=EMBEDDERS)
+    hk.add_argument("--seed", type=int, default=0)
+    hk.add_argument("--workdir")
+    hk.add_argument("--keep", action="store_true")
+    hk.add_argument("--out", required=True)
     wr = add("writers", _writers, "many writers on one palace: two MCP servers, the command "
              "line and an importer writing at once for N seconds (latency, writes that "
              "followed another's, refused, lost, duplicated, read-your-writes)")
@@ -459,6 +472,18 @@ def _served(args: argparse.Namespace, make_embedder: MakeEmbedder,
                         kill=not args.no_kill, seed=args.seed,
                         workdir=Path(args.workdir) if args.workdir else None, keep=args.keep,
                         one_copy=args.one_copy, hold=args.hold, slow=args.slow)
+    _write(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
+    return 0
+
+
+def _hooks(args: argparse.Namespace, make_embedder: MakeEmbedder,
+           progress: MakeProgress) -> int:
+    from palazzo.bench import hooks
+
+    result = hooks.run(args.drawers, args.rounds, args.turns, served=not args.no_server,
+                       embedder=args.embedder, seed=args.seed,
+                       workdir=Path(args.workdir) if args.workdir else None, keep=args.keep)
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
     return 0

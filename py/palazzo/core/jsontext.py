@@ -15,8 +15,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 from palazzo.errors import ImportRejected, ValidationError
 
 MAX_DEPTH = 100
@@ -46,6 +44,8 @@ def depth(text: str | bytes, limit: int | None = None) -> int:
     data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
     if limit is not None and data.count(b"[") + data.count(b"{") <= limit:
         return min(data.count(b"[") + data.count(b"{"), limit)
+    import numpy as np  # (here: a small document never needs it, nor its import's 60 ms)
+
     bare = _brackets(data)
     level = deepest = 0
     for start in range(0, len(bare), _STEPS):

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from palazzo.errors import PalazzoError
 
@@ -78,9 +79,6 @@ def _open(args, create: bool = True, served: bool = False):
     operations): when a ``palazzo serve`` runs for the palace (or ``$PALAZZO_URL`` names
     one), the server instead (:class:`palazzo.hosts.server.client.RemotePalace`), so the
     palace is not loaded a second time."""
-    from palazzo.palace import Palace
-    from palazzo.persist.directory import PalaceDirectory
-
     path = Path(args.palace).expanduser()
     if served:
         from palazzo.hosts.server.client import RemotePalace, find_server
@@ -90,6 +88,9 @@ def _open(args, create: bool = True, served: bool = False):
             return RemotePalace(url, path)
     if not create:
         _require_palace(path)
+    from palazzo.palace import Palace  # (here: a served command never loads the engine)
+    from palazzo.persist.directory import PalaceDirectory
+
     embedder = make_embedder(args.embedder)
     d = PalaceDirectory(path, lambda **kw: Palace(embedder=embedder, **kw))
     if d.status.damaged:
@@ -497,9 +498,10 @@ def _hook(args) -> int:
     exit status 0 whatever happens (a failure is one line on stderr, and kept)."""
     from palazzo.hosts import hooks
 
-    def open_palace():
-        d = _open(args, create=False)
-        d.lock_wait = min(d.lock_wait, hooks.HOOK_LOCK_WAIT)
+    def open_palace():  # (through a running palace server when there is one)
+        d = _open(args, create=False, served=True)
+        if hasattr(d, "lock_wait"):
+            d.lock_wait = min(d.lock_wait, hooks.HOOK_LOCK_WAIT)
         return d
 
     return hooks.run_soft(args.event, Path(args.palace).expanduser(), open_palace, sys.stdin,
@@ -587,15 +589,19 @@ def _bench(args) -> int:
     return bench.run(args, make_embedder, ProgressBar)
 
 
-def parser() -> argparse.ArgumentParser:
-    from palazzo.embed.registry import NAMES as EMBEDDERS
-    from palazzo.persist.directory import default_palace
+def _parsers(embedders: tuple[str, ...] | None
+             ) -> tuple[argparse.ArgumentParser, Any, argparse.ArgumentParser,
+                        Callable[..., argparse.ArgumentParser]]:
+    """Return the top parser, its subcommands, the parser of the options every command
+    takes, and a function adding a command with them (``cmd(name, fn, help)``);
+    ``embedders``: the names ``--embedder`` accepts (None: any, checked when used)."""
+    from palazzo.persist.home import default_palace
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--palace", default=str(default_palace()),
                         help="palace directory (default: $PALAZZO_PALACE, else "
                              "%(default)s)")
-    common.add_argument("--embedder", default="auto", choices=EMBEDDERS,
+    common.add_argument("--embedder", default="auto", choices=embedders,
                         help="auto: minilm (its weights fetched on first use; on ONNX "
                              "Runtime with the fast extra), else hash, said on stderr")
     common.add_argument("--progress", action="store_true",
@@ -608,6 +614,31 @@ def parser() -> argparse.ArgumentParser:
         c.set_defaults(fn=fn)
         return c
 
+    return p, sub, common, cmd
+
+
+def _hook_command(cmd) -> None:
+    c = cmd("hook", _hook, "what an assistant's hook runs (Claude Code: Stop, SubagentStop, "
+            "PreCompact and SessionEnd save the session; SessionStart prints the wake-up "
+            "context); the event's JSON on stdin; exit 0 whatever happens")
+    c.add_argument("event", help="the hook event, as Claude Code names it (Stop, "
+                   "SessionStart, …) or in lower case with dashes (stop, session-start, …)")
+    c.add_argument("--budget", type=int, default=1500,
+                   help="SessionStart: tokens of wake-up context (default 1500)")
+
+
+def hook_parser() -> argparse.ArgumentParser:
+    """Return the parser of ``palazzo hook`` alone: an assistant waits for every hook, and
+    the whole command tree imports the embedders and the benchmarks (0.1 s) to build."""
+    p, _, _, cmd = _parsers(None)
+    _hook_command(cmd)
+    return p
+
+
+def parser() -> argparse.ArgumentParser:
+    from palazzo.embed.registry import NAMES as EMBEDDERS
+
+    p, sub, common, cmd = _parsers(EMBEDDERS)
     cmd("init", _init, "create a palace directory")
     cmd("status", _status, "counts, embedder and storage of the palace")
     cmd("check", _check, "verify every file of the palace (checksums, journal, tip, keys); "
@@ -689,13 +720,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--community", type=int, help="list only this community")
     c.add_argument("--drawers", action="store_true", help="also list their drawer ids")
     c.add_argument("--json", action="store_true", help="the whole result as JSON")
-    c = cmd("hook", _hook, "what an assistant's hook runs (Claude Code: Stop, SubagentStop, "
-            "PreCompact and SessionEnd save the session; SessionStart prints the wake-up "
-            "context); the event's JSON on stdin; exit 0 whatever happens")
-    c.add_argument("event", help="the hook event, as Claude Code names it (Stop, "
-                   "SessionStart, …) or in lower case with dashes (stop, session-start, …)")
-    c.add_argument("--budget", type=int, default=1500,
-                   help="SessionStart: tokens of wake-up context (default 1500)")
+    _hook_command(cmd)
     c = cmd("wake-up", _wake_up, "what to know at the start of a session, within a budget")
     c.add_argument("--budget", type=int, default=800, help="tokens (characters / 4)")
     c.add_argument("--json", action="store_true", help="every line with its source, as JSON")
@@ -789,7 +814,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = (hook_parser() if argv[:1] == ["hook"] else parser()).parse_args(argv)
     try:
         code = args.fn(args)
         if getattr(args, "damaged", None) and args.command != "repair":

@@ -81,20 +81,45 @@ def transcript(data: dict[str, Any]) -> Path:
 
 def save(open_palace: Callable[[], Any], data: dict[str, Any]) -> dict[str, Any]:
     """Import the session's transcript into the palace (only the messages it lacks); return
-    what the import did (``import_conversation``'s counts, summed). Cost: reading the
-    transcript, the palace's look-up of what it holds, and the new messages' writes."""
-    from palazzo.hosts.embedding import embedding_steps
+    what the import did (``import_conversation``'s counts, summed). Through a running
+    palace server when there is one (:func:`served_rooms`), else on the palace's files.
+    Cost: reading the transcript, the palace's look-up of what it holds, and the new
+    messages' writes."""
     from palazzo.importers import BATCH, apply
     from palazzo.importers.chats import plan_chats
 
     path = transcript(data)
     with open_palace() as d:
-        plan = plan_chats(path, palace=d.store)
-        with d.store.words_first():  # searchable by their words first, then the vectors
+        store = getattr(d, "store", None)
+        if store is None:  # a palace server: it checks, embeds and links every call itself
+            plan = plan_chats(path, palace=served_rooms(d), check=False)
+            return apply(plan, d.call, batch=BATCH)
+        from palazzo.hosts.embedding import embedding_steps
+
+        plan = plan_chats(path, palace=store)
+        with store.words_first():  # searchable by their words first, then the vectors
             out = apply(plan, d.call, batch=BATCH)
         for _ in embedding_steps(d.call, 64):
             pass
     return out
+
+
+def served_rooms(d: Any) -> Any:
+    """Return what an importer's plan reads of a palace (its ``rooms``: the conversations
+    wing's, each with its ``name`` and ``source``) from a palace server's ``list_rooms``,
+    so that a conversation saved before keeps its room. Cost: one call."""
+    from types import SimpleNamespace
+
+    from palazzo.errors import NotFound
+    from palazzo.memory.conversation import WING
+
+    try:
+        rooms = d.call("list_rooms", {"wing": WING})["rooms"]
+    except NotFound:  # (no conversation saved yet)
+        rooms = []
+    return SimpleNamespace(rooms={
+        (r["wing"], r["name"]): SimpleNamespace(name=r["name"], source=r.get("source"))
+        for r in rooms})
 
 
 def wake(open_palace: Callable[[], Any], data: dict[str, Any], budget: int) -> dict[str, Any]:

@@ -584,7 +584,8 @@ def _messages(conv: Transcript, builder: PlanBuilder) -> list[dict[str, Any]]:
 
 
 def plan_chats(path: str | os.PathLike[str], name: str | None = None,
-               max_bytes: int = MAX_EXPORT_BYTES, palace: Any = None) -> Plan:
+               max_bytes: int = MAX_EXPORT_BYTES, palace: Any = None,
+               check: bool = True) -> Plan:
     """Return the plan importing every conversation of the export at ``path``.
 
     One ``import_conversation`` call a conversation, after an ``add_room`` naming its room
@@ -596,23 +597,23 @@ def plan_chats(path: str | os.PathLike[str], name: str | None = None,
     what is read (1 GiB; for a zip, what its ``conversations.json`` inflates to). The whole
     export is read and checked first; a malformed one raises ImportRejected naming the file
     and the conversation or message. Cost: one pass over the export; memory proportional
-    to its text.
+    to its text. ``check`` False: the calls are not checked here (:class:`PlanBuilder`).
     """
     source = Path(path)
     left_out: list[tuple[str, str]] = []
     fmt, conversations = _conversations(source, name, max_bytes, left_out)
-    return plan_transcripts(conversations, str(source), fmt, palace, left_out)
+    return plan_transcripts(conversations, str(source), fmt, palace, left_out, check)
 
 
 def plan_transcripts(conversations: list[Transcript], source: str, fmt: str,
-                     palace: Any = None, left_out: list[tuple[str, str]] | None = None
-                     ) -> Plan:
+                     palace: Any = None, left_out: list[tuple[str, str]] | None = None,
+                     check: bool = True) -> Plan:
     """Return the plan importing ``conversations`` (as a reader returned them) into
     ``palace``, as :func:`plan_chats` does after reading: roles judged, text normalised,
     left-out messages counted by reason (with the source-level ``left_out`` items), rooms
     named by :func:`room_names`. ``source`` and ``fmt`` go into the summary. Raises
     ImportRejected when a conversation name repeats. Cost: one pass over the messages."""
-    builder = PlanBuilder(source, fmt)
+    builder = PlanBuilder(source, fmt, check=check)
     for item, reason in left_out or []:
         builder.skip(item, reason)
     planned: list[tuple[Transcript, list[dict[str, Any]]]] = []

@@ -28,6 +28,7 @@ from typing import Any
 
 from palazzo.errors import PalazzoError, ReadOnly, StorageError
 from palazzo.palace import Palace
+from palazzo.persist.home import default_palace
 from palazzo.persist.palacestore import (
     KEYS,
     SNAPSHOT_OPS,
@@ -37,17 +38,6 @@ from palazzo.persist.palacestore import (
     snapshot_name,
 )
 from palazzo.persist.storage import PALACE_NAME, DirectoryRoot, DirectorySpace
-
-
-def default_palace() -> Path:
-    """Return the palace directory used without ``--palace``: $PALAZZO_PALACE, else
-    $XDG_DATA_HOME/palazzo/palace, else ~/.local/share/palazzo/palace."""
-    env = os.environ.get("PALAZZO_PALACE")
-    if env:
-        return Path(env).expanduser()
-    data = os.environ.get("XDG_DATA_HOME") or "~/.local/share"
-    return Path(data).expanduser() / "palazzo" / "palace"
-
 
 DEFAULT_PALACE = default_palace()
 LOCK_WAIT = 30.0  # seconds a write waits for another process's write to finish

@@ -23,7 +23,6 @@ from urllib.parse import urlsplit
 
 from palazzo import errors
 from palazzo.errors import PalazzoError, StorageError
-from palazzo.ops import REGISTRY
 
 DISCOVERY = ".server.json"
 TIMEOUT = 300.0  # seconds a call through the server may take (the server's own deadline: 30)
@@ -117,8 +116,15 @@ class RemotePalace:
     def __init__(self, url: str, path: Path) -> None:
         self.url = url
         self.path = Path(path)
-        self.registry = REGISTRY
         self._errors = _codes()
+
+    @property
+    def registry(self) -> Any:
+        """The operations registry (imported on first use: a hook that only calls the
+        server needs none of the engine)."""
+        from palazzo.ops import REGISTRY
+
+        return REGISTRY
 
     def __enter__(self) -> RemotePalace:
         return self

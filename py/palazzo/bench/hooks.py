@@ -1,0 +1,163 @@
+"""Assistant hooks on a big palace (issue 34): what ``palazzo hook`` costs the assistant.
+
+:func:`run` generates a heavy user's export (the scale benchmark's generator), imports it with
+``palazzo import-chats``, and (unless ``served`` is False) starts ``palazzo serve`` on it, as a
+person whose hooks should not slow the assistant would. Then it plays a Claude Code session:
+a session file in the shape Claude Code 2.1 writes (``user`` lines and one ``assistant`` line
+a text block, chained by ``parentUuid``, bookkeeping lines between), grown by two turns
+before each ``Stop`` hook, which runs as Claude Code runs it: the ``palazzo`` command (process
+start included) with the event's JSON on standard input. The session starts at ``turns``
+turns (saved once before timing); ``SessionStart`` (source ``resume``, the default budget of
+1,500 tokens) is run as many times.
+
+What it reports: the hooks' wall time p50/p95/p99 (the issue's targets: Stop p50 ≤ 300 ms and
+p95 ≤ 800 ms, SessionStart p50 ≤ 500 ms), every hook's exit status and standard error (a hook
+fails soft, so a failure shows there and nowhere else), and at the end the session's
+messages in the palace read from its files against the messages written: none lost, none
+twice.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from palazzo.bench import exportgen
+from palazzo.bench.scale import _child, _machine, _palazzo, scratch
+from palazzo.bench.served import _free_port, _Process
+from palazzo.bench.writers import _env, _open, _percentiles
+
+SESSION = "5e55a0e1-0000-4000-8000-00000000b0b0"
+CWD = "/home/user/palazzo-bench"
+
+
+def _command() -> list[str]:
+    """The ``palazzo`` command as an assistant's settings name it: the installed script
+    beside this Python when there is one, else ``python -m palazzo``."""
+    script = Path(sys.executable).with_name("palazzo")
+    return [str(script)] if script.is_file() else _palazzo()
+
+
+class Session:
+    """A Claude Code session file, grown a turn at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.parent: str | None = None
+        self.turns = 0
+        self.texts: list[str] = []
+        path.write_text("", encoding="utf-8")
+
+    def turn(self) -> None:
+        """Append one turn: the user's prompt, the assistant's answer, and the bookkeeping
+        lines Claude Code writes around them."""
+        k = self.turns
+        stamp = f"2026-12-07T10:{k // 60 % 60:02d}:{k % 60:02d}.000Z"
+        ask = f"Turn {k}: how should the palace keep note {k} about the lantern plan?"
+        say = (f"For note {k}, keep the lantern plan in the attic room and link it to note "
+               f"{max(k - 1, 0)}; it mentions the garden wall and the {k}th rehearsal.")
+        u, a = str(uuid.uuid4()), str(uuid.uuid4())
+        base = {"isSidechain": False, "sessionId": SESSION, "cwd": CWD, "version": "2.1.332",
+                "userType": "external", "entrypoint": "cli", "gitBranch": "main"}
+        lines = [
+            {"type": "queue-operation", "operation": "enqueue", "timestamp": stamp,
+             "sessionId": SESSION, "content": ask},
+            {**base, "parentUuid": self.parent, "type": "user", "uuid": u,
+             "timestamp": stamp, "message": {"role": "user", "content": ask}},
+            {**base, "parentUuid": u, "type": "assistant", "uuid": a, "timestamp": stamp,
+             "requestId": f"req_{k:06d}",
+             "message": {"id": f"msg_{k:06d}", "type": "message", "role": "assistant",
+                         "model": "claude-bench", "content": [{"type": "text", "text": say}],
+                         "stop_reason": "end_turn"}},
+            {"type": "last-prompt", "lastPrompt": ask, "leafUuid": a, "sessionId": SESSION},
+        ]
+        with self.path.open("a", encoding="utf-8") as f:
+            for line in lines:
+                f.write(json.dumps(line) + "\n")
+        self.parent = a
+        self.turns += 1
+        self.texts += [ask, say]
+
+
+def _hook(event: str, data: dict[str, Any], palace: Path, embedder: str
+          ) -> tuple[float, int, str, str]:
+    """Run ``palazzo hook EVENT``; return (wall seconds, exit status, stdout, stderr)."""
+    t0 = time.perf_counter()
+    done = subprocess.run([*_command(), "hook", event, "--palace", str(palace), "--embedder",
+                           embedder], input=json.dumps(data), capture_output=True, text=True,
+                          env=_env(), timeout=300)
+    return time.perf_counter() - t0, done.returncode, done.stdout, done.stderr
+
+
+def run(drawers: int = 20_000, rounds: int = 30, turns: int = 48, served: bool = True,
+        embedder: str = "hash", seed: int = 0, workdir: Path | None = None,
+        keep: bool = False) -> dict[str, Any]:
+    """Return the measurements described in the module docstring, as JSON-able data."""
+    result: dict[str, Any] = {"benchmark": "hooks", "drawers": drawers, "rounds": rounds,
+                              "turns_at_start": turns, "served": served,
+                              "embedder": embedder, "command": _command()[0],
+                              "machine": _machine()}
+    with scratch("palazzo-hooks-", workdir, keep, result) as base:
+        export = base / "conversations.json"
+        exportgen.write_export(export, drawers, seed=seed)
+        palace = base / "palace"
+        imp = _child(_palazzo("import-chats", str(export), "--palace", str(palace),
+                              "--embedder", embedder), base / "import")
+        if imp["exit"] != 0:
+            raise RuntimeError(f"the import failed: {imp['stderr_tail'][-500:]}")
+        server = None
+        if served:
+            server = _Process(palace, _free_port(), embedder, base / "serve.log")
+            result["server_start_s"] = round(server.start_s, 2)
+        session = Session(base / f"{SESSION}.jsonl")
+        stop_ms: list[float] = []
+        start_ms: list[float] = []
+        failures: list[str] = []
+
+        def note(event: str, seconds: float, code: int, err: str, into: list[float]) -> None:
+            into.append(seconds * 1000)
+            if code != 0 or err.strip():
+                failures.append(f"{event} exit {code}: {err.strip()[:300]}")
+
+        try:
+            for _ in range(turns):
+                session.turn()
+            stop = {"session_id": SESSION, "transcript_path": str(session.path), "cwd": CWD,
+                    "hook_event_name": "Stop", "stop_hook_active": False}
+            first = _hook("Stop", stop, palace, embedder)
+            result["first_stop_ms"] = round(first[0] * 1000, 1)
+            if first[1] != 0 or first[3].strip():
+                failures.append(f"first Stop exit {first[1]}: {first[3].strip()[:300]}")
+            for _ in range(rounds):
+                session.turn()
+                session.turn()
+                seconds, code, _out, err = _hook("Stop", stop, palace, embedder)
+                note("Stop", seconds, code, err, stop_ms)
+                wake = {"session_id": SESSION, "cwd": CWD, "source": "resume",
+                        "hook_event_name": "SessionStart"}
+                seconds, code, out, err = _hook("SessionStart", wake, palace, embedder)
+                note("SessionStart", seconds, code, err, start_ms)
+                if code == 0 and "additionalContext" not in out:
+                    failures.append("SessionStart gave no additionalContext")
+        finally:
+            if server is not None:
+                server.proc.send_signal(signal.SIGTERM)
+                server.proc.wait(timeout=60)
+        store = _open(palace)
+        drawers_ = store.palace.drawers
+        held = [drawers_.content[r] for r in drawers_.live_rows()]
+        written, kept = session.texts, set(held)
+        result.update({
+            "stop": _percentiles(stop_ms), "session_start": _percentiles(start_ms),
+            "failures": len(failures), "failure_examples": failures[:5],
+            "end": {"messages_written": len(written),
+                    "lost": sum(1 for t in written if t not in kept),
+                    "twice": sum(1 for t in written if held.count(t) > 1),
+                    "status_problem": store.status.problem}})
+    return result
