@@ -508,6 +508,25 @@ def _hook(args) -> int:
                           sys.stdout, sys.stderr, args.budget)
 
 
+def _hooks(args) -> int:
+    """``palazzo hooks install|uninstall ASSISTANT``: palazzo's hook entries merged into (or
+    taken out of) the assistant's settings file (:mod:`palazzo.hosts.assistants`)."""
+    from palazzo.hosts import assistants
+
+    project = None if args.project is None else Path(args.project).expanduser()
+    changes = assistants.plan(args.assistant, Path(args.palace).expanduser(),
+                              install=args.action == "install", project=project,
+                              mcp=args.mcp)
+    if args.dry_run:
+        sys.stdout.write(assistants.diff(changes) or "nothing to change\n")
+        return 0
+    written = assistants.apply(changes)
+    for c in changes:
+        state = "written" if c.path in written else "already as asked"
+        print(f"{c.path}: {state}")
+    return 0
+
+
 def _communities(args) -> int:
     """``palazzo communities``: one line a community (id, size, name, wings), or with
     ``--json`` the operation's whole result."""
@@ -721,6 +740,18 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--drawers", action="store_true", help="also list their drawer ids")
     c.add_argument("--json", action="store_true", help="the whole result as JSON")
     _hook_command(cmd)
+    c = cmd("hooks", _hooks, "install (or uninstall) palazzo's hooks into an assistant's "
+            "settings (claude-code), beside what is there; --dry-run shows the change")
+    c.add_argument("action", choices=["install", "uninstall"])
+    c.add_argument("assistant", help="claude-code (codex and gemini are not built yet)")
+    where = c.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true",
+                       help="the user's settings (~/.claude/settings.json; the default)")
+    where.add_argument("--project", metavar="DIR", nargs="?", const=".",
+                       help="a project's settings (DIR/.claude/settings.json; DIR: here)")
+    c.add_argument("--mcp", action="store_true", help="also register palazzo's MCP server "
+                   "(~/.claude.json, or the project's .mcp.json)")
+    c.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     c = cmd("wake-up", _wake_up, "what to know at the start of a session, within a budget")
     c.add_argument("--budget", type=int, default=800, help="tokens (characters / 4)")
     c.add_argument("--json", action="store_true", help="every line with its source, as JSON")
