@@ -249,6 +249,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     hk.add_argument("--turns", type=int, default=48, help="turns the session starts with")
     hk.add_argument("--no-server", action="store_true",
                     help="no palazzo serve: each hook opens the palace's files")
+    hk.add_argument("--writer", action="store_true",
+                    help="an MCP server writes notes to the palace while the hooks run")
     hk.add_argument("--embedder", default="hash", choices=EMBEDDERS)
     hk.add_argument("--seed", type=int, default=0)
     hk.add_argument("--workdir")
@@ -483,7 +485,8 @@ def _hooks(args: argparse.Namespace, make_embedder: MakeEmbedder,
 
     result = hooks.run(args.drawers, args.rounds, args.turns, served=not args.no_server,
                        embedder=args.embedder, seed=args.seed,
-                       workdir=Path(args.workdir) if args.workdir else None, keep=args.keep)
+                       workdir=Path(args.workdir) if args.workdir else None, keep=args.keep,
+                       writer=args.writer)
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
     return 0
@@ -494,7 +497,8 @@ def _writers(args: argparse.Namespace, make_embedder: MakeEmbedder,
     from palazzo.bench import writers
 
     result = writers.run(args.drawers, args.seconds, args.embedder, seed=args.seed,
-                         workdir=Path(args.workdir) if args.workdir else None, keep=args.keep)
+                         workdir=Path(args.workdir) if args.workdir else None, keep=args.keep,
+                       writer=args.writer)
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
     return 0

@@ -10,6 +10,10 @@ start included) with the event's JSON on standard input. The session starts at `
 turns (saved once before timing); ``SessionStart`` (source ``resume``, the default budget of
 1,500 tokens) is run as many times.
 
+With ``writer`` an MCP server (``palazzo mcp`` over stdio, as an assistant starts it) writes
+a note after another to the same palace for as long as the hooks run, as an assistant would
+beside its own hooks; every note it acknowledged must be there at the end, once.
+
 What it reports: the hooks' wall time p50/p95/p99 (the issue's targets: Stop p50 ≤ 300 ms and
 p95 ≤ 800 ms, SessionStart p50 ≤ 500 ms), every hook's exit status and standard error (a hook
 fails soft, so a failure shows there and nowhere else), and at the end the session's
@@ -23,6 +27,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -31,7 +36,7 @@ from typing import Any
 from palazzo.bench import exportgen
 from palazzo.bench.scale import _child, _machine, _palazzo, scratch
 from palazzo.bench.served import _free_port, _Process
-from palazzo.bench.writers import _env, _open, _percentiles
+from palazzo.bench.writers import _env, _open, _percentiles, _Server
 
 SESSION = "5e55a0e1-0000-4000-8000-00000000b0b0"
 CWD = "/home/user/palazzo-bench"
@@ -95,12 +100,45 @@ def _hook(event: str, data: dict[str, Any], palace: Path, embedder: str
     return time.perf_counter() - t0, done.returncode, done.stdout, done.stderr
 
 
+class _Writer:
+    """An MCP server writing notes back to back in a thread until :meth:`stop`."""
+
+    def __init__(self, palace: Path, embedder: str) -> None:
+        self.server = _Server(palace, embedder)
+        self.acked: list[str] = []
+        self.refused: list[str] = []
+        self.ms: list[float] = []
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        i = 0
+        while not self._stop.is_set():
+            text = f"hooks bench: a note the assistant's MCP server wrote, number {i}"
+            i += 1
+            t0 = time.perf_counter()
+            ok, got = self.server.tool("add_drawer", {"wing": "mcp", "room": "notes",
+                                                      "content": text})
+            self.ms.append((time.perf_counter() - t0) * 1000)
+            if ok:
+                self.acked.append(text)
+            else:
+                self.refused.append(str(got)[:200])
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(timeout=300)
+        self.server.close()
+
+
 def run(drawers: int = 20_000, rounds: int = 30, turns: int = 48, served: bool = True,
         embedder: str = "hash", seed: int = 0, workdir: Path | None = None,
-        keep: bool = False) -> dict[str, Any]:
+        keep: bool = False, writer: bool = False) -> dict[str, Any]:
     """Return the measurements described in the module docstring, as JSON-able data."""
     result: dict[str, Any] = {"benchmark": "hooks", "drawers": drawers, "rounds": rounds,
-                              "turns_at_start": turns, "served": served,
+                              "turns_at_start": turns, "served": served, "writer": writer,
                               "embedder": embedder, "command": _command()[0],
                               "machine": _machine()}
     with scratch("palazzo-hooks-", workdir, keep, result) as base:
@@ -125,6 +163,7 @@ def run(drawers: int = 20_000, rounds: int = 30, turns: int = 48, served: bool =
             if code != 0 or err.strip():
                 failures.append(f"{event} exit {code}: {err.strip()[:300]}")
 
+        mcp = None
         try:
             for _ in range(turns):
                 session.turn()
@@ -134,6 +173,7 @@ def run(drawers: int = 20_000, rounds: int = 30, turns: int = 48, served: bool =
             result["first_stop_ms"] = round(first[0] * 1000, 1)
             if first[1] != 0 or first[3].strip():
                 failures.append(f"first Stop exit {first[1]}: {first[3].strip()[:300]}")
+            mcp = _Writer(palace, embedder) if writer else None
             for _ in range(rounds):
                 session.turn()
                 session.turn()
@@ -146,6 +186,8 @@ def run(drawers: int = 20_000, rounds: int = 30, turns: int = 48, served: bool =
                 if code == 0 and "additionalContext" not in out:
                     failures.append("SessionStart gave no additionalContext")
         finally:
+            if mcp is not None:
+                mcp.stop()
             if server is not None:
                 server.proc.send_signal(signal.SIGTERM)
                 server.proc.wait(timeout=60)
@@ -160,4 +202,10 @@ def run(drawers: int = 20_000, rounds: int = 30, turns: int = 48, served: bool =
                     "lost": sum(1 for t in written if t not in kept),
                     "twice": sum(1 for t in written if held.count(t) > 1),
                     "status_problem": store.status.problem}})
+        if mcp is not None:
+            result["mcp_writer"] = {
+                "writes": _percentiles(mcp.ms), "acknowledged": len(mcp.acked),
+                "refused": len(mcp.refused), "refusals": mcp.refused[:3],
+                "lost": sum(1 for t in mcp.acked if t not in kept),
+                "twice": sum(1 for t in mcp.acked if held.count(t) > 1)}
     return result
