@@ -102,3 +102,20 @@ def test_bad_settings_and_unknown_assistants_change_nothing(tmp_path):
     out = hooks(tmp_path, "install", "claude-code", "--mcp")
     assert out.returncode == 1 and "already names an MCP server" in out.stderr
     assert (user / "settings.json").read_text() == "{}"
+
+
+def test_recall_adds_a_user_prompt_submit_hook_and_installing_without_it_takes_it_out(
+        tmp_path):
+    user = tmp_path / "cc"
+    assert hooks(tmp_path, "install", "claude-code", "--recall", "300").returncode == 0
+    got = commands(json.loads((user / "settings.json").read_text()))
+    assert len(got["UserPromptSubmit"]) == 1
+    assert got["UserPromptSubmit"][0].endswith("--recall 300")
+    assert hooks(tmp_path, "install", "claude-code", "--recall", "200").returncode == 0
+    got = commands(json.loads((user / "settings.json").read_text()))
+    assert [c[-12:] for c in got["UserPromptSubmit"]] == ["--recall 200"]
+    assert hooks(tmp_path, "install", "claude-code").returncode == 0
+    assert "UserPromptSubmit" not in commands(json.loads((user / "settings.json").read_text()))
+    assert hooks(tmp_path, "install", "claude-code", "--recall", "200").returncode == 0
+    assert hooks(tmp_path, "uninstall", "claude-code").returncode == 0
+    assert not (user / "settings.json").exists()

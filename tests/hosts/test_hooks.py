@@ -208,3 +208,30 @@ def test_a_hook_through_a_server_loads_none_of_the_engine():
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_user_prompt_submit_recalls_drawers_only_when_asked_and_not_the_sessions_own(tmp_path):
+    palace = tmp_path / "atrium"
+    assert cli(palace, "init").returncode == 0
+    assert cli(palace, "add", "--wing", "decisions", "--room", "storage", "We keep the memory "
+               "palace notes in the attic, beside the lantern.").returncode == 0
+    path = session_copy(tmp_path, None)
+    assert hook(palace, "Stop", payload(path, "Stop")).returncode == 0  # (it talks of palaces)
+    ask = payload(path, "UserPromptSubmit", prompt="Where are the memory palace notes kept?")
+    off = hook(palace, "UserPromptSubmit", ask)
+    assert off.returncode == 0 and off.stdout == "" and off.stderr == ""
+    on = hook(palace, "UserPromptSubmit", ask, "--recall", "300")
+    assert on.returncode == 0, on.stderr
+    answer = json.loads(on.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "UserPromptSubmit"
+    lines = answer["additionalContext"].splitlines()[1:]
+    assert lines and lines[0].startswith("- [decisions/storage] We keep the memory palace")
+    assert not any("conversations/" in line for line in lines)  # the session's own: not
+    other = payload(path, "UserPromptSubmit", prompt="What is a memory palace?",
+                    session_id="another-session")
+    lines = json.loads(hook(palace, "UserPromptSubmit", other, "--recall", "300").stdout)[
+        "hookSpecificOutput"]["additionalContext"].splitlines()
+    assert any("conversations/" in line for line in lines)  # another session's: yes
+    assert sum(len(line) // 4 + 1 for line in lines[1:]) <= 300
+    bad = hook(palace, "UserPromptSubmit", payload(path, "UserPromptSubmit"), "--recall", "300")
+    assert bad.returncode == 0 and "no prompt" in bad.stderr and bad.stdout == ""

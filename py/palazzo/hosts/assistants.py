@@ -24,6 +24,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,8 +112,14 @@ def _text(data: dict[str, Any]) -> str | None:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
 
 
-def _merge_hooks(data: dict[str, Any], commands: dict[str, str], install: bool, path: Path
-                 ) -> dict[str, Any]:
+def _merge_hooks(data: dict[str, Any], commands: dict[str, str | None], install: bool,
+                 path: Path, palace_hooks: Callable[[str], str]) -> dict[str, Any]:
+    """Return ``data`` with palazzo's hook entries set as asked: for each event of
+    ``commands``, every entry of palazzo's on this palace taken out (a command that is
+    ``palace_hooks(event)``, ``palazzo hook EVENT --palace P``, or starts with it), then,
+    when installing, the event's command (None: none) added at the end; an event or a
+    ``hooks`` object left empty is removed. An event already holding exactly the command,
+    and no other of palazzo's, is left as it is."""
     hooks = data.get("hooks")
     if hooks is None:
         if not install:
@@ -125,23 +132,28 @@ def _merge_hooks(data: dict[str, Any], commands: dict[str, str], install: bool, 
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             raise ValidationError(f"{path}: hooks.{event} is not a list; nothing was changed")
-        ours = [g for g in groups if isinstance(g, dict) and any(
-            isinstance(h, dict) and h.get("command") == command for h in g.get("hooks", []))]
-        if install and not ours:
-            groups = [*groups, {"hooks": [{"type": "command", "command": command}]}]
-        elif not install and ours:
-            kept = []
-            for g in groups:
-                if g in ours:
-                    rest = [h for h in g.get("hooks", [])
-                            if not (isinstance(h, dict) and h.get("command") == command)]
-                    if rest:
-                        kept.append({**g, "hooks": rest})
-                else:
-                    kept.append(g)
-            groups = kept
-        if groups:
-            hooks[event] = groups
+        prefix = palace_hooks(event)
+
+        def ours(h: Any, prefix: str = prefix) -> bool:
+            c = h.get("command") if isinstance(h, dict) else None
+            return isinstance(c, str) and (c == prefix or c.startswith(prefix + " "))
+
+        present = [h["command"] for g in groups if isinstance(g, dict)
+                   for h in g.get("hooks", []) if ours(h)]
+        if install and command is not None and present == [command]:
+            continue
+        kept = []
+        for g in groups:
+            if isinstance(g, dict) and any(ours(h) for h in g.get("hooks", [])):
+                rest = [h for h in g["hooks"] if not ours(h)]
+                if rest:
+                    kept.append({**g, "hooks": rest})
+            else:
+                kept.append(g)
+        if install and command is not None:
+            kept.append({"hooks": [{"type": "command", "command": command}]})
+        if kept:
+            hooks[event] = kept
         else:
             hooks.pop(event, None)
     out = dict(data)
@@ -176,10 +188,12 @@ def _merge_mcp(data: dict[str, Any], server: dict[str, Any], install: bool, path
 
 
 def plan(assistant: str, palace: Path, install: bool = True, project: Path | None = None,
-         mcp: bool = False, command: str | None = None) -> list[Change]:
+         mcp: bool = False, command: str | None = None, recall: int = 0) -> list[Change]:
     """Return what installing (``install``) or uninstalling palazzo's hooks for
     ``assistant`` on ``palace`` changes: one :class:`Change` a file (the hooks' settings,
-    and with ``mcp`` the MCP servers' file), nothing written yet. Raises ValidationError
+    and with ``mcp`` the MCP servers' file), nothing written yet. ``recall``: tokens of
+    drawers the UserPromptSubmit hook adds for each prompt (0: no such hook; installing
+    again without it takes it out). Raises ValidationError
     for an assistant palazzo cannot install into yet, or a settings file that is not a
     JSON object (then nothing is written). Cost: reading the files."""
     if assistant not in ASSISTANTS:
@@ -193,8 +207,11 @@ def plan(assistant: str, palace: Path, install: bool = True, project: Path | Non
     settings, servers = files(None if project is None else Path(project).resolve())
     changes = []
     before, data = _read(settings)
-    commands = {e: hook_command(e, palace, command) for e in EVENTS}
-    after = _merge_hooks(data, commands, install, settings)
+    commands: dict[str, str | None] = {e: hook_command(e, palace, command) for e in EVENTS}
+    commands["UserPromptSubmit"] = None if recall <= 0 else \
+        f"{hook_command('UserPromptSubmit', palace, command)} --recall {int(recall)}"
+    after = _merge_hooks(data, commands, install, settings,
+                         lambda event: hook_command(event, palace, command))
     changes.append(Change(settings, before, before if after == data else _text(after)))
     if mcp:
         before, data = _read(servers)

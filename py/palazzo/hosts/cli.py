@@ -505,7 +505,7 @@ def _hook(args) -> int:
         return d
 
     return hooks.run_soft(args.event, Path(args.palace).expanduser(), open_palace, sys.stdin,
-                          sys.stdout, sys.stderr, args.budget)
+                          sys.stdout, sys.stderr, args.budget, args.recall)
 
 
 def _hooks(args) -> int:
@@ -516,7 +516,7 @@ def _hooks(args) -> int:
     project = None if args.project is None else Path(args.project).expanduser()
     changes = assistants.plan(args.assistant, Path(args.palace).expanduser(),
                               install=args.action == "install", project=project,
-                              mcp=args.mcp)
+                              mcp=args.mcp, recall=args.recall)
     if args.dry_run:
         sys.stdout.write(assistants.diff(changes) or "nothing to change\n")
         return 0
@@ -644,6 +644,9 @@ def _hook_command(cmd) -> None:
                    "SessionStart, …) or in lower case with dashes (stop, session-start, …)")
     c.add_argument("--budget", type=int, default=1500,
                    help="SessionStart: tokens of wake-up context (default 1500)")
+    c.add_argument("--recall", type=int, default=0, metavar="TOKENS",
+                   help="UserPromptSubmit: add the drawers that best answer the prompt, "
+                   "within TOKENS (default 0: nothing)")
 
 
 def hook_parser() -> argparse.ArgumentParser:
@@ -751,6 +754,9 @@ def parser() -> argparse.ArgumentParser:
                        help="a project's settings (DIR/.claude/settings.json; DIR: here)")
     c.add_argument("--mcp", action="store_true", help="also register palazzo's MCP server "
                    "(~/.claude.json, or the project's .mcp.json)")
+    c.add_argument("--recall", type=int, default=0, metavar="TOKENS",
+                   help="also a UserPromptSubmit hook adding the drawers that best answer "
+                   "each prompt, within TOKENS (e.g. 300)")
     c.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     c = cmd("wake-up", _wake_up, "what to know at the start of a session, within a budget")
     c.add_argument("--budget", type=int, default=800, help="tokens (characters / 4)")

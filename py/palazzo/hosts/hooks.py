@@ -12,7 +12,10 @@ or ``trigger``). palazzo answers four kinds:
 - **SessionStart** prints the palace's wake-up context (the ``wake_up`` operation, every
   line naming the drawer, fact or room it came from) within a token budget as the hook's
   ``additionalContext``, which Claude Code puts before the model;
-- **UserPromptSubmit** does nothing unless asked (a later step of the hooks issue).
+- **UserPromptSubmit** does nothing unless asked (``--recall TOKENS``): then it searches the
+  palace for the prompt and gives the few drawers that answer it best, outside the session's
+  own conversation (the model has that already), as ``additionalContext`` within that many
+  tokens, each line naming its drawer.
 
 Fail-soft by contract (:func:`run_soft`): bad or missing input, a locked, missing or damaged
 palace, or any error ends the hook with exit status 0 and one line on standard error, never
@@ -36,6 +39,9 @@ EVENTS = frozenset({*SAVE_EVENTS, "SessionStart", "UserPromptSubmit"})
 FAILURES = ".hook-failures.json"  # in the palace directory (a dot: no palace file)
 KEPT_FAILURES = 20
 WAKE_BUDGET = 1500  # tokens of wake-up context a SessionStart hook prints by default
+RECALL_HITS = 5  # drawers a UserPromptSubmit recall gives at most
+RECALL_QUERY = 2000  # characters of the prompt searched for
+RECALL_LINE = 240  # characters of a drawer's text on its line
 MAX_INPUT = 1 << 20  # bytes of a hook's standard input read (its JSON is a few hundred)
 HOOK_LOCK_WAIT = 10.0  # seconds a saving hook waits for the writer lock, then fails soft
 
@@ -134,11 +140,59 @@ def wake(open_palace: Callable[[], Any], data: dict[str, Any], budget: int) -> d
     return {"hookSpecificOutput": answer}
 
 
+def recall(open_palace: Callable[[], Any], data: dict[str, Any], budget: int
+           ) -> dict[str, Any] | None:
+    """Return UserPromptSubmit's answer: the drawers that best answer the prompt (at most
+    :data:`RECALL_HITS`, none of the session's own conversation), one line each with its
+    wing, room and id, within ``budget`` tokens (characters / 4) as ``additionalContext``;
+    None (nothing printed) when none is found. Raises ValidationError for an input without
+    a prompt. Cost: one search (and a look at the conversations' rooms)."""
+    prompt = data.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValidationError("the hook's input has no prompt")
+    with open_palace() as d:
+        hits = d.call("search", {"query": prompt[:RECALL_QUERY],
+                                 "limit": RECALL_HITS * 3})["results"]
+        own = _session_rooms(d, data.get("session_id"))
+    lines, used = [], 0
+    for h in hits:
+        if (h["wing"], h["room"]) in own:
+            continue
+        text = " ".join(str(h.get("content") or "").split())
+        text = text if len(text) <= RECALL_LINE else text[:RECALL_LINE - 1] + "…"
+        line = f"- [{h['wing']}/{h['room']}] {text} ({h['drawer_id']})"
+        cost = len(line) // 4 + 1
+        if used + cost > budget:
+            break
+        lines.append(line)
+        used += cost
+        if len(lines) == RECALL_HITS:
+            break
+    if not lines:
+        return None
+    text = "From the palace (palazzo), drawers that may bear on this prompt:\n" + \
+        "\n".join(lines)
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                   "additionalContext": text}}
+
+
+def _session_rooms(d: Any, session: Any) -> set[tuple[str, str]]:
+    """Return the (wing, room) of the Claude Code session ``session`` in the palace (empty
+    when it was not saved yet, or no session is named)."""
+    if not isinstance(session, str) or not session:
+        return set()
+    rooms = served_rooms(d).rooms if getattr(d, "store", None) is None else \
+        getattr(d.store.palace, "rooms", {})
+    name = f"claude-code:{session}"
+    return {key for key, r in rooms.items() if name in (r.name, r.source)}
+
+
 def run(event: str, open_palace: Callable[[], Any], stdin: TextIO,
-        budget: int = WAKE_BUDGET) -> dict[str, Any] | None:
+        budget: int = WAKE_BUDGET, recall_budget: int = 0) -> dict[str, Any] | None:
     """Run the hook for ``event`` on the input read from ``stdin``; return the JSON to print
-    on standard output (None: print nothing). Raises on any failure (:func:`run_soft`
-    makes that a line on standard error)."""
+    on standard output (None: print nothing). ``recall_budget``: UserPromptSubmit's tokens
+    of recalled drawers (0: it does nothing). Raises on any failure (:func:`run_soft` makes
+    that a line on standard error)."""
     name = event_name(event)
     data = read_input(stdin)
     if name in SAVE_EVENTS:
@@ -146,16 +200,19 @@ def run(event: str, open_palace: Callable[[], Any], stdin: TextIO,
         return None
     if name == "SessionStart":
         return wake(open_palace, data, budget)
-    return None  # UserPromptSubmit: off
+    if recall_budget > 0:  # UserPromptSubmit
+        return recall(open_palace, data, recall_budget)
+    return None
 
 
 def run_soft(event: str, palace: Path, open_palace: Callable[[], Any], stdin: TextIO,
-             stdout: TextIO, stderr: TextIO, budget: int = WAKE_BUDGET) -> int:
+             stdout: TextIO, stderr: TextIO, budget: int = WAKE_BUDGET,
+             recall_budget: int = 0) -> int:
     """:func:`run`, fail-soft: print its answer, and return 0 whatever happened; a failure
     is one line on ``stderr`` and an entry in the palace directory's ``.hook-failures.json``
     (when it holds a palace)."""
     try:
-        answer = run(event, open_palace, stdin, budget)
+        answer = run(event, open_palace, stdin, budget, recall_budget)
     except (Exception, KeyboardInterrupt) as err:
         why = str(err) if isinstance(err, PalazzoError) else f"{type(err).__name__}: {err}"
         why = " ".join(why.split())[:500]
