@@ -119,3 +119,15 @@ def test_recall_adds_a_user_prompt_submit_hook_and_installing_without_it_takes_i
     assert hooks(tmp_path, "install", "claude-code", "--recall", "200").returncode == 0
     assert hooks(tmp_path, "uninstall", "claude-code").returncode == 0
     assert not (user / "settings.json").exists()
+
+
+def test_redact_goes_on_the_saving_hooks_commands(tmp_path):
+    user = tmp_path / "cc"
+    assert hooks(tmp_path, "install", "claude-code", "--redact").returncode == 0
+    got = commands(json.loads((user / "settings.json").read_text()))
+    assert all(got[e][0].endswith("--redact") for e in ("Stop", "PreCompact", "SessionEnd"))
+    assert not got["SessionStart"][0].endswith("--redact")
+    assert hooks(tmp_path, "install", "claude-code").returncode == 0  # (switched off again)
+    got = commands(json.loads((user / "settings.json").read_text()))
+    assert [len(v) for v in got.values()] == [1] * len(assistants.EVENTS)
+    assert not any(v[0].endswith("--redact") for v in got.values())

@@ -235,3 +235,38 @@ def test_user_prompt_submit_recalls_drawers_only_when_asked_and_not_the_sessions
     assert sum(len(line) // 4 + 1 for line in lines[1:]) <= 300
     bad = hook(palace, "UserPromptSubmit", payload(path, "UserPromptSubmit"), "--recall", "300")
     assert bad.returncode == 0 and "no prompt" in bad.stderr and bad.stdout == ""
+
+
+KEY = "sk-ant-api03-Zx9vQ2mN8bT4kL6pR1sW3yU5aC7eG0iJ"
+
+
+def test_redact_takes_secrets_out_and_a_palazzoignore_keeps_a_project_out(tmp_path):
+    path = session_copy(tmp_path, None)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("Hello! What is a memory palace?",
+                                 f"Hello! My key is {KEY}. What is a memory palace?"),
+                    encoding="utf-8")
+    plain, redacted = tmp_path / "plain", tmp_path / "redacted"
+    for palace in (plain, redacted):
+        assert cli(palace, "init").returncode == 0
+    assert hook(plain, "Stop", payload(path, "Stop")).returncode == 0
+    out = hook(redacted, "Stop", payload(path, "Stop"), "--redact")
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert any(KEY in c for _, _, c in keys_of(plain))  # (kept as said when not asked)
+    kept = [c for _, _, c in keys_of(redacted)]
+    assert not any(KEY in c for c in kept)
+    assert any("My key is [redacted: anthropic key]." in c for c in kept)
+    assert len(kept) == len(keys_of(plain))
+    assert hook(redacted, "Stop", payload(path, "Stop"), "--redact").returncode == 0
+    assert [c for _, _, c in keys_of(redacted)] == kept  # again: nothing twice
+    # A .palazzoignore in the session's folder, or above it: nothing saved, nothing said.
+    project = tmp_path / "work" / "secret-project" / "src"
+    project.mkdir(parents=True)
+    (tmp_path / "work" / "secret-project" / ".palazzoignore").write_text("")
+    other = tmp_path / "other"
+    assert cli(other, "init").returncode == 0
+    assert cli(other, "add", "--wing", "w", "--room", "r", "a lantern note").returncode == 0
+    for event in ("Stop", "SessionEnd", "SessionStart"):
+        out = hook(other, event, payload(path, event, cwd=str(project), source="startup"))
+        assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
+    assert [c for _, _, c in keys_of(other)] == ["a lantern note"]

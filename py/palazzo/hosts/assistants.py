@@ -188,12 +188,14 @@ def _merge_mcp(data: dict[str, Any], server: dict[str, Any], install: bool, path
 
 
 def plan(assistant: str, palace: Path, install: bool = True, project: Path | None = None,
-         mcp: bool = False, command: str | None = None, recall: int = 0) -> list[Change]:
+         mcp: bool = False, command: str | None = None, recall: int = 0,
+         redact: bool = False) -> list[Change]:
     """Return what installing (``install``) or uninstalling palazzo's hooks for
     ``assistant`` on ``palace`` changes: one :class:`Change` a file (the hooks' settings,
     and with ``mcp`` the MCP servers' file), nothing written yet. ``recall``: tokens of
     drawers the UserPromptSubmit hook adds for each prompt (0: no such hook; installing
-    again without it takes it out). Raises ValidationError
+    again without it takes it out); ``redact``: the saving hooks take secrets out (their
+    commands end with ``--redact``). Raises ValidationError
     for an assistant palazzo cannot install into yet, or a settings file that is not a
     JSON object (then nothing is written). Cost: reading the files."""
     if assistant not in ASSISTANTS:
@@ -207,7 +209,10 @@ def plan(assistant: str, palace: Path, install: bool = True, project: Path | Non
     settings, servers = files(None if project is None else Path(project).resolve())
     changes = []
     before, data = _read(settings)
-    commands: dict[str, str | None] = {e: hook_command(e, palace, command) for e in EVENTS}
+    saving = " --redact" if redact else ""
+    commands: dict[str, str | None] = {
+        e: hook_command(e, palace, command) + ("" if e == "SessionStart" else saving)
+        for e in EVENTS}
     commands["UserPromptSubmit"] = None if recall <= 0 else \
         f"{hook_command('UserPromptSubmit', palace, command)} --recall {int(recall)}"
     after = _merge_hooks(data, commands, install, settings,

@@ -505,7 +505,7 @@ def _hook(args) -> int:
         return d
 
     return hooks.run_soft(args.event, Path(args.palace).expanduser(), open_palace, sys.stdin,
-                          sys.stdout, sys.stderr, args.budget, args.recall)
+                          sys.stdout, sys.stderr, args.budget, args.recall, args.redact)
 
 
 def _hooks(args) -> int:
@@ -516,7 +516,7 @@ def _hooks(args) -> int:
     project = None if args.project is None else Path(args.project).expanduser()
     changes = assistants.plan(args.assistant, Path(args.palace).expanduser(),
                               install=args.action == "install", project=project,
-                              mcp=args.mcp, recall=args.recall)
+                              mcp=args.mcp, recall=args.recall, redact=args.redact)
     if args.dry_run:
         sys.stdout.write(assistants.diff(changes) or "nothing to change\n")
         return 0
@@ -647,6 +647,9 @@ def _hook_command(cmd) -> None:
     c.add_argument("--recall", type=int, default=0, metavar="TOKENS",
                    help="UserPromptSubmit: add the drawers that best answer the prompt, "
                    "within TOKENS (default 0: nothing)")
+    c.add_argument("--redact", action="store_true",
+                   help="take secrets (API keys, tokens, private keys, PASSWORD=… values) "
+                   "out of the messages before they are saved")
 
 
 def hook_parser() -> argparse.ArgumentParser:
@@ -757,6 +760,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--recall", type=int, default=0, metavar="TOKENS",
                    help="also a UserPromptSubmit hook adding the drawers that best answer "
                    "each prompt, within TOKENS (e.g. 300)")
+    c.add_argument("--redact", action="store_true", help="the saving hooks take secrets out "
+                   "of the messages before they are saved")
     c.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     c = cmd("wake-up", _wake_up, "what to know at the start of a session, within a budget")
     c.add_argument("--budget", type=int, default=800, help="tokens (characters / 4)")

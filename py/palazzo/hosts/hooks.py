@@ -17,6 +17,11 @@ or ``trigger``). palazzo answers four kinds:
   own conversation (the model has that already), as ``additionalContext`` within that many
   tokens, each line naming its drawer.
 
+Kept out on request: in a folder that holds a ``.palazzoignore`` file (the session's ``cwd``
+or any folder above it), every hook does nothing; with ``--redact`` a saving hook takes
+secrets (API keys, tokens, private keys, ``PASSWORD=…`` values:
+:mod:`palazzo.importers.redaction`) out of the messages before they are kept.
+
 Fail-soft by contract (:func:`run_soft`): bad or missing input, a locked, missing or damaged
 palace, or any error ends the hook with exit status 0 and one line on standard error, never
 blocking the assistant; the failure is kept in the palace directory's
@@ -36,6 +41,7 @@ from palazzo.errors import PalazzoError, ValidationError
 
 SAVE_EVENTS = frozenset({"Stop", "SubagentStop", "PreCompact", "SessionEnd"})
 EVENTS = frozenset({*SAVE_EVENTS, "SessionStart", "UserPromptSubmit"})
+IGNORE = ".palazzoignore"  # in a session's folder or above it: its hooks do nothing
 FAILURES = ".hook-failures.json"  # in the palace directory (a dot: no palace file)
 KEPT_FAILURES = 20
 WAKE_BUDGET = 1500  # tokens of wake-up context a SessionStart hook prints by default
@@ -85,24 +91,43 @@ def transcript(data: dict[str, Any]) -> Path:
     return p
 
 
-def save(open_palace: Callable[[], Any], data: dict[str, Any]) -> dict[str, Any]:
+def ignored(data: dict[str, Any]) -> Path | None:
+    """Return the ``.palazzoignore`` file that keeps the session out of the palace (in its
+    ``cwd`` or a folder above it), or None. Cost: a look in each folder up to the root."""
+    cwd = data.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        return None
+    here = Path(cwd).expanduser()
+    for folder in (here, *here.parents):
+        if (folder / IGNORE).is_file():
+            return folder / IGNORE
+    return None
+
+
+def save(open_palace: Callable[[], Any], data: dict[str, Any], redact: bool = False
+         ) -> dict[str, Any]:
     """Import the session's transcript into the palace (only the messages it lacks); return
     what the import did (``import_conversation``'s counts, summed). Through a running
     palace server when there is one (:func:`served_rooms`), else on the palace's files.
-    Cost: reading the transcript, the palace's look-up of what it holds, and the new
-    messages' writes."""
+    ``redact``: secrets taken out of the messages first. Cost: reading the transcript, the
+    palace's look-up of what it holds, and the new messages' writes."""
     from palazzo.importers import BATCH, apply
     from palazzo.importers.chats import plan_chats
+    from palazzo.importers.redaction import redact_plan
 
     path = transcript(data)
     with open_palace() as d:
         store = getattr(d, "store", None)
         if store is None:  # a palace server: it checks, embeds and links every call itself
             plan = plan_chats(path, palace=served_rooms(d), check=False)
+            if redact:
+                redact_plan(plan)
             return apply(plan, d.call, batch=BATCH)
         from palazzo.hosts.embedding import embedding_steps
 
         plan = plan_chats(path, palace=store)
+        if redact:
+            redact_plan(plan)
         with store.words_first():  # searchable by their words first, then the vectors
             out = apply(plan, d.call, batch=BATCH)
         for _ in embedding_steps(d.call, 64):
@@ -188,15 +213,19 @@ def _session_rooms(d: Any, session: Any) -> set[tuple[str, str]]:
 
 
 def run(event: str, open_palace: Callable[[], Any], stdin: TextIO,
-        budget: int = WAKE_BUDGET, recall_budget: int = 0) -> dict[str, Any] | None:
+        budget: int = WAKE_BUDGET, recall_budget: int = 0, redact: bool = False
+        ) -> dict[str, Any] | None:
     """Run the hook for ``event`` on the input read from ``stdin``; return the JSON to print
     on standard output (None: print nothing). ``recall_budget``: UserPromptSubmit's tokens
-    of recalled drawers (0: it does nothing). Raises on any failure (:func:`run_soft` makes
-    that a line on standard error)."""
+    of recalled drawers (0: it does nothing); ``redact``: a save takes secrets out first.
+    A session under a ``.palazzoignore`` gets nothing done. Raises on any failure
+    (:func:`run_soft` makes that a line on standard error)."""
     name = event_name(event)
     data = read_input(stdin)
+    if ignored(data) is not None:
+        return None
     if name in SAVE_EVENTS:
-        save(open_palace, data)
+        save(open_palace, data, redact)
         return None
     if name == "SessionStart":
         return wake(open_palace, data, budget)
@@ -207,12 +236,12 @@ def run(event: str, open_palace: Callable[[], Any], stdin: TextIO,
 
 def run_soft(event: str, palace: Path, open_palace: Callable[[], Any], stdin: TextIO,
              stdout: TextIO, stderr: TextIO, budget: int = WAKE_BUDGET,
-             recall_budget: int = 0) -> int:
+             recall_budget: int = 0, redact: bool = False) -> int:
     """:func:`run`, fail-soft: print its answer, and return 0 whatever happened; a failure
     is one line on ``stderr`` and an entry in the palace directory's ``.hook-failures.json``
     (when it holds a palace)."""
     try:
-        answer = run(event, open_palace, stdin, budget, recall_budget)
+        answer = run(event, open_palace, stdin, budget, recall_budget, redact)
     except (Exception, KeyboardInterrupt) as err:
         why = str(err) if isinstance(err, PalazzoError) else f"{type(err).__name__}: {err}"
         why = " ".join(why.split())[:500]
