@@ -363,6 +363,33 @@ def test_the_command_line_and_an_mcp_server_go_through_a_running_server(served):
     assert alone.returncode == 0, alone.stderr
 
 
+CLAUDE_CODE = Path(__file__).resolve().parents[1] / "palazzo" / "data" / "importers" / \
+    "claude-code-2.1.332" / "projects" / "-home-user-project"
+
+
+def test_import_chats_goes_through_a_running_server(served, tmp_path):
+    """``palazzo import-chats`` with a server running sends its batches there (the palace is
+    not loaded a second time): the palace ends as an import on the files gives, and a second
+    import adds nothing and keeps each conversation in its room."""
+    session = CLAUDE_CODE / "7d3c2a10-5b8e-4f61-9c2d-0a1b2c3d4e5f.jsonl"
+    done = cli(served.palace, "import-chats", str(session))
+    assert done.returncode == 0, done.stderr
+    _, metrics = served.get("/metrics")
+    assert b'palazzo_requests_total{op="batch",outcome="ok"}' in metrics
+    assert b'palazzo_requests_total{op="list_rooms",outcome="ok"}' in metrics
+    again = cli(served.palace, "import-chats", str(session))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["created"].get("import_conversation", 0) == 0
+    _, listed = served.op("list_drawers", {"limit": 1000})
+    served.stop()
+    alone = tmp_path / "alone"
+    assert cli(alone, "import-chats", str(session)).returncode == 0
+    with_files = json.loads(cli(alone, "call", "list_drawers", "--args",
+                                '{"limit": 1000}').stdout)
+    assert sorted((d["id"], d["room"]) for d in listed["drawers"]) == \
+        sorted((d["id"], d["room"]) for d in with_files["drawers"])
+
+
 def token(palace: Path, *argv: str) -> str:
     done = cli(palace, "token", "create", *argv)
     assert done.returncode == 0, done.stderr

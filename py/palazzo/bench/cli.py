@@ -497,8 +497,7 @@ def _writers(args: argparse.Namespace, make_embedder: MakeEmbedder,
     from palazzo.bench import writers
 
     result = writers.run(args.drawers, args.seconds, args.embedder, seed=args.seed,
-                         workdir=Path(args.workdir) if args.workdir else None, keep=args.keep,
-                       writer=args.writer)
+                         workdir=Path(args.workdir) if args.workdir else None, keep=args.keep)
     _write(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))
     return 0

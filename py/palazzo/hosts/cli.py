@@ -312,6 +312,8 @@ def _run_plan(args, box: list, d) -> int:
     from palazzo.importers import BATCH, apply
 
     plan = box.pop()
+    if getattr(d, "store", None) is None:  # a palace server: it embeds and compacts itself
+        return _run_served_plan(args, plan, d)
     if args.json:
         print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
     else:
@@ -332,6 +334,24 @@ def _run_plan(args, box: list, d) -> int:
     return 0
 
 
+def _run_served_plan(args, plan, d) -> int:
+    """:func:`_run_plan` through a running palace server (:class:`RemotePalace`): the same
+    batches, each one call; the server embeds and links each batch's drawers as it lands
+    and compacts when due, so there is nothing to do after."""
+    from palazzo.hosts.importing import found_text
+    from palazzo.importers import BATCH, apply
+
+    if args.json:
+        print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(found_text(plan.summary), file=sys.stderr)
+    if args.summary:
+        Path(args.summary).write_text(json.dumps(plan.summary, ensure_ascii=False, indent=1),
+                                      encoding="utf-8")
+    _print(apply(plan, d.call, progress=ProgressBar("importing", args.progress), batch=BATCH))
+    return 0
+
+
 def _index(args) -> int:
     from palazzo.importers.folder import plan_index
 
@@ -344,8 +364,8 @@ def _index(args) -> int:
 def _import_chats(args) -> int:
     from palazzo.importers.chats import plan_chats
 
-    with _open(args) as d:
-        plan = [plan_chats(Path(args.file), name=args.name, palace=d.store)]
+    with _open(args, served=True) as d:  # (a served palace's rooms come through it)
+        plan = [plan_chats(Path(args.file), name=args.name, palace=getattr(d, "store", d))]
         return _run_plan(args, plan, d)
 
 
@@ -353,7 +373,7 @@ def _import_mempalace(args) -> int:
     from palazzo.importers.mempalace import plan_mempalace
 
     plan = [plan_mempalace(Path(args.path), Path(args.kg) if args.kg else None)]
-    with _open(args) as d:
+    with _open(args, served=True) as d:
         return _run_plan(args, plan, d)
 
 
@@ -361,7 +381,7 @@ def _import_graphpalace(args) -> int:
     from palazzo.importers.graphpalace import plan_graphpalace
 
     plan = [plan_graphpalace(Path(args.file))]
-    with _open(args) as d:
+    with _open(args, served=True) as d:
         return _run_plan(args, plan, d)
 
 

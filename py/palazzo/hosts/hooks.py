@@ -108,7 +108,8 @@ def save(open_palace: Callable[[], Any], data: dict[str, Any], redact: bool = Fa
          ) -> dict[str, Any]:
     """Import the session's transcript into the palace (only the messages it lacks); return
     what the import did (``import_conversation``'s counts, summed). Through a running
-    palace server when there is one (:func:`served_rooms`), else on the palace's files.
+    palace server when there is one (its rooms read through it), else on the palace's
+    files.
     ``redact``: secrets taken out of the messages first. Cost: reading the transcript, the
     palace's look-up of what it holds, and the new messages' writes."""
     from palazzo.importers import BATCH, apply
@@ -119,7 +120,7 @@ def save(open_palace: Callable[[], Any], data: dict[str, Any], redact: bool = Fa
     with open_palace() as d:
         store = getattr(d, "store", None)
         if store is None:  # a palace server: it checks, embeds and links every call itself
-            plan = plan_chats(path, palace=served_rooms(d), check=False)
+            plan = plan_chats(path, palace=d, check=False)
             if redact:
                 redact_plan(plan)
             return apply(plan, d.call, batch=BATCH)
@@ -133,24 +134,6 @@ def save(open_palace: Callable[[], Any], data: dict[str, Any], redact: bool = Fa
         for _ in embedding_steps(d.call, 64):
             pass
     return out
-
-
-def served_rooms(d: Any) -> Any:
-    """Return what an importer's plan reads of a palace (its ``rooms``: the conversations
-    wing's, each with its ``name`` and ``source``) from a palace server's ``list_rooms``,
-    so that a conversation saved before keeps its room. Cost: one call."""
-    from types import SimpleNamespace
-
-    from palazzo.errors import NotFound
-    from palazzo.memory.conversation import WING
-
-    try:
-        rooms = d.call("list_rooms", {"wing": WING})["rooms"]
-    except NotFound:  # (no conversation saved yet)
-        rooms = []
-    return SimpleNamespace(rooms={
-        (r["wing"], r["name"]): SimpleNamespace(name=r["name"], source=r.get("source"))
-        for r in rooms})
 
 
 def wake(open_palace: Callable[[], Any], data: dict[str, Any], budget: int) -> dict[str, Any]:
@@ -206,8 +189,8 @@ def _session_rooms(d: Any, session: Any) -> set[tuple[str, str]]:
     when it was not saved yet, or no session is named)."""
     if not isinstance(session, str) or not session:
         return set()
-    rooms = served_rooms(d).rooms if getattr(d, "store", None) is None else \
-        getattr(d.store.palace, "rooms", {})
+    store = getattr(d, "store", None)
+    rooms = d.rooms if store is None else store.palace.rooms  # (a server's, or the files')
     name = f"claude-code:{session}"
     return {key for key, r in rooms.items() if name in (r.name, r.source)}
 

@@ -136,6 +136,16 @@ class RemotePalace:
         """Nothing to give back: the server holds no lock for this process."""
 
     @property
+    def rooms(self) -> dict[tuple[str, str], Any]:
+        """The palace's rooms as an importer's plan reads them (``{(wing, name): room}``,
+        each room with its ``name`` and ``source``): so a plan made against a served palace
+        keeps a conversation imported before in its room. Cost: one ``list_rooms`` call."""
+        from types import SimpleNamespace
+
+        return {(r["wing"], r["name"]): SimpleNamespace(name=r["name"], source=r.get("source"))
+                for r in self.call("list_rooms", {})["rooms"]}
+
+    @property
     def status(self) -> RemoteStatus:
         try:
             code, data = _request(self.url, "GET", "/health/ready", None, timeout=10)
