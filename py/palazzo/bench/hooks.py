@@ -33,8 +33,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from palazzo.bench import exportgen
-from palazzo.bench.scale import _child, _machine, _palazzo, scratch
+from palazzo.bench.scale import _machine, _palazzo, generated_palace, scratch
 from palazzo.bench.served import _free_port, _Process
 from palazzo.bench.writers import _env, _open, _percentiles, _Server
 
@@ -142,13 +141,7 @@ def run(drawers: int = 20_000, rounds: int = 30, turns: int = 48, served: bool =
                               "embedder": embedder, "command": _command()[0],
                               "machine": _machine()}
     with scratch("palazzo-hooks-", workdir, keep, result) as base:
-        export = base / "conversations.json"
-        exportgen.write_export(export, drawers, seed=seed)
-        palace = base / "palace"
-        imp = _child(_palazzo("import-chats", str(export), "--palace", str(palace),
-                              "--embedder", embedder), base / "import")
-        if imp["exit"] != 0:
-            raise RuntimeError(f"the import failed: {imp['stderr_tail'][-500:]}")
+        export, palace, imp = generated_palace(base, drawers, embedder, seed)
         server = None
         if served:
             server = _Process(palace, _free_port(), embedder, base / "serve.log")

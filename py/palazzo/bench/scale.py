@@ -66,6 +66,24 @@ def _package_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+def generated_palace(base: Path, drawers: int, embedder: str, seed: int = 0
+                     ) -> tuple[Path, Path, dict[str, Any]]:
+    """Write the generator's export of ``drawers`` messages into ``base`` and import it with
+    ``palazzo import-chats`` into ``base``/palace; return (the export, the palace, the
+    import's :func:`_child` record). Raises RuntimeError when the import fails. What the
+    serve, writers and hooks benchmarks start from."""
+    from palazzo.bench import exportgen
+
+    export = base / "conversations.json"
+    exportgen.write_export(export, drawers, seed=seed)
+    palace = base / "palace"
+    imp = _child(_palazzo("import-chats", str(export), "--palace", str(palace),
+                          "--embedder", embedder), base / "import")
+    if imp["exit"] != 0:
+        raise RuntimeError(f"the import failed: {imp['stderr_tail'][-500:]}")
+    return export, palace, imp
+
+
 def _child(argv: Sequence[str], log: Path, timeout: float | None = None) -> dict[str, Any]:
     """Run ``argv`` with this package on ``PYTHONPATH``, stdout and stderr to ``log``.out and
     ``log``.err; return its wall seconds, peak RSS (MB), exit code, whether it timed out,

@@ -41,8 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from palazzo.bench import exportgen
-from palazzo.bench.scale import _child, _machine, _palazzo, scratch
+from palazzo.bench.scale import _machine, _palazzo, generated_palace, scratch
 from palazzo.bench.writers import _env, _open, _percentiles
 from palazzo.persist.storage import DirectoryRoot
 
@@ -129,15 +128,9 @@ def run(drawers: int, seconds: float, clients: int = 50, embedder: str = "hash",
                               "one_copy": one_copy, "hold_s": hold, "slow": slow,
                               "machine": _machine()}
     with scratch("palazzo-serve-", workdir, keep, result) as base:
-        export = base / "conversations.json"
-        exportgen.write_export(export, drawers, seed=seed)
+        export, palace, _ = generated_palace(base, drawers, embedder, seed)
         words = sorted({w for w in export.read_text(encoding="utf-8").split()
                         if w.isalpha() and len(w) > 4})
-        palace = base / "palace"
-        imp = _child(_palazzo("import-chats", str(export), "--palace", str(palace),
-                              "--embedder", embedder), base / "import")
-        if imp["exit"] != 0:
-            raise RuntimeError(f"the import failed: {imp['stderr_tail'][-500:]}")
         port = _free_port()
         extra = ("--one-copy",) if one_copy else ()
         server = _Process(palace, port, embedder, base / "serve.log", extra)

@@ -40,7 +40,14 @@ from typing import Any
 import numpy as np
 
 from palazzo.bench import exportgen
-from palazzo.bench.scale import _child, _machine, _package_root, _palazzo, scratch
+from palazzo.bench.scale import (
+    _child,
+    _machine,
+    _package_root,
+    _palazzo,
+    generated_palace,
+    scratch,
+)
 from palazzo.palace import Palace
 from palazzo.persist.palacestore import PalaceStore
 from palazzo.persist.storage import DirectorySpace
@@ -138,13 +145,7 @@ def run(drawers: int, seconds: float, embedder: str = "hash", seed: int = 0,
     result: dict[str, Any] = {"benchmark": "writers", "drawers": drawers, "seconds": seconds,
                               "embedder": embedder, "machine": _machine()}
     with scratch("palazzo-writers-", workdir, keep, result) as base:
-        export = base / "conversations.json"
-        exportgen.write_export(export, drawers, seed=seed)
-        palace = base / "palace"
-        imp = _child(_palazzo("import-chats", str(export), "--palace", str(palace),
-                              "--embedder", embedder), base / "import")
-        if imp["exit"] != 0:
-            raise RuntimeError(f"the import failed: {imp['stderr_tail'][-500:]}")
+        export, palace, imp = generated_palace(base, drawers, embedder, seed)
         start = _count(palace)
         result["start"] = {"drawers": start, "import_s": imp["seconds"]}
         result.update(_write_together(base, palace, seconds, embedder, seed))

@@ -307,13 +307,12 @@ def _run_plan(args, box: list, d) -> int:
     """Apply the importer's plan in ``box`` (a one-item list, emptied here so the plan's
     memory goes once it is applied) to the open palace directory ``d`` in batches (one
     journal record and durable write each) with a progress bar, print what it did, embed the
-    new drawers and end a long import with a snapshot; return the exit code (0)."""
+    new drawers and end a long import with a snapshot; return the exit code (0). Through a
+    running palace server (``d`` a :class:`RemotePalace`) the same batches are its calls."""
     from palazzo.hosts.importing import found_text
     from palazzo.importers import BATCH, apply
 
     plan = box.pop()
-    if getattr(d, "store", None) is None:  # a palace server: it embeds and compacts itself
-        return _run_served_plan(args, plan, d)
     if args.json:
         print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
     else:
@@ -321,6 +320,10 @@ def _run_plan(args, box: list, d) -> int:
     if args.summary:
         Path(args.summary).write_text(json.dumps(plan.summary, ensure_ascii=False, indent=1),
                                       encoding="utf-8")
+    if getattr(d, "store", None) is None:  # a palace server: it embeds, links and compacts
+        _print(apply(plan, d.call, progress=ProgressBar("importing", args.progress),
+                     batch=BATCH))  # (each batch as it lands), so nothing is left after
+        return 0
     # Words first: the drawers land searchable by their words in batches, then the vectors
     # come in durable steps with a progress line (a crash loses at most the step running).
     with d.store.words_first():
@@ -331,24 +334,6 @@ def _run_plan(args, box: list, d) -> int:
     _embed(d, args, sys.stderr)
     if d.status.journal_bytes >= IMPORT_COMPACT_BYTES:
         d.compact()  # the next command reads one snapshot instead of replaying the import
-    return 0
-
-
-def _run_served_plan(args, plan, d) -> int:
-    """:func:`_run_plan` through a running palace server (:class:`RemotePalace`): the same
-    batches, each one call; the server embeds and links each batch's drawers as it lands
-    and compacts when due, so there is nothing to do after."""
-    from palazzo.hosts.importing import found_text
-    from palazzo.importers import BATCH, apply
-
-    if args.json:
-        print(json.dumps(plan.summary, ensure_ascii=False), file=sys.stderr)
-    else:
-        print(found_text(plan.summary), file=sys.stderr)
-    if args.summary:
-        Path(args.summary).write_text(json.dumps(plan.summary, ensure_ascii=False, indent=1),
-                                      encoding="utf-8")
-    _print(apply(plan, d.call, progress=ProgressBar("importing", args.progress), batch=BATCH))
     return 0
 
 
