@@ -781,7 +781,8 @@ def test_a_heavy_read_runs_in_a_child_and_holds_up_no_call(tmp_path, monkeypatch
 
     d = _with_notes(tmp_path / "atrium")
     try:
-        inline = d.call("communities", {})
+        with d.another() as elsewhere:  # (computed elsewhere: none kept here)
+            inline = elsewhere.call("communities", {})
         d.reads_aside = True
         marks = tmp_path / "marks"
         marks.mkdir()
@@ -807,13 +808,14 @@ def test_a_heavy_read_runs_in_a_child_and_holds_up_no_call(tmp_path, monkeypatch
         d.close()
 
 
-def test_a_heavy_reads_error_is_raised_here_and_a_failed_child_leaves_it_to_this_process(
+def test_a_heavy_reads_error_is_raised_here_and_a_child_without_an_answer_says_so(
         tmp_path, monkeypatch):
+    """The child's error is raised here as itself; a child that dies (or runs out of time)
+    before answering is a StorageError, and the read is not run again in this process."""
     from palazzo.errors import ValidationError
 
     d = _with_notes(tmp_path / "atrium")
     try:
-        inline = d.call("communities", {})
         d.reads_aside = True
         with pytest.raises(ValidationError) as err:
             d.call("communities", {"k": 0})
@@ -821,9 +823,34 @@ def test_a_heavy_reads_error_is_raised_here_and_a_failed_child_leaves_it_to_this
         marks = tmp_path / "marks"
         marks.mkdir()
         _slow_in_children(d, marks, monkeypatch, die=True)
-        again = d.call("communities", {})  # (the child died: run here)
-        assert {**again, "seconds": None} == {**inline, "seconds": None}
+        with pytest.raises(StorageError, match="gave no answer"):
+            d.call("communities", {})
         assert len(list(marks.iterdir())) == 1
+        d.aside_limit = 1.0
+        _slow_in_children(d, marks, monkeypatch, seconds=30)
+        t0 = time.monotonic()
+        with pytest.raises(StorageError, match="gave no answer within 1 s"):
+            d.call("communities", {})
+        assert time.monotonic() - t0 < 10
+        assert d.store.palace.communities.state() is None  # (nothing ran here)
+    finally:
+        d.close()
+
+
+def test_the_communities_a_child_computed_are_kept_here_while_the_palace_is_the_same(
+        tmp_path):
+    d = _with_notes(tmp_path / "atrium")
+    try:
+        d.reads_aside = True
+        assert d.store.palace.communities.state() is None
+        out = d.call("communities", {})
+        key, kept = d.store.palace.communities.state()
+        assert len(kept.communities) == out["total"]
+        from palazzo.ops.communities import communities_of
+        assert communities_of(d.store.palace) is kept  # (a hit: not computed again)
+        d.call("add_drawer", {"wing": "w", "room": "r", "content": "a new note on lanterns"})
+        state = (key, kept)
+        assert d.store.palace.communities.adopt(state) is False  # (no longer this palace's)
     finally:
         d.close()
 

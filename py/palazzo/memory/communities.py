@@ -496,6 +496,24 @@ class CommunityCache:
                 int(np.count_nonzero(edges.alive[: len(edges.kind)])), len(p.kg.triples),
                 len(p.entities))
 
+    def state(self) -> tuple[tuple[Any, ...], Communities] | None:
+        """Return what the cache holds (its key and communities; None when empty): what a
+        forked child that computed them sends back to its parent
+        (:meth:`palazzo.persist.directory.PalaceDirectory.call`)."""
+        return None if self._value is None or self._key is None else (self._key, self._value)
+
+    def adopt(self, state: tuple[tuple[Any, ...], Communities] | None) -> bool:
+        """Keep communities computed elsewhere (another process's :meth:`state` of this
+        palace) when they are this palace's as it stands: their key equal to the key this
+        palace gives for their settings. Returns whether they were kept. Cost: a key."""
+        if state is None:
+            return False
+        key, value = state
+        if self.key(key[0]) != key:
+            return False
+        self._key, self._value = key, value
+        return True
+
     def get(self, settings: Settings | None = None) -> Communities:
         """Return the palace's communities under ``settings``, computed again only when the
         palace changed since the last call (or the settings differ)."""

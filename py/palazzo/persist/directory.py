@@ -15,7 +15,7 @@ import dataclasses
 import gc
 import os
 import pickle
-import select
+import selectors
 import signal
 import stat
 import threading
@@ -108,6 +108,7 @@ class PalaceDirectory:
         self.reads_only = False  # (another(reads_only=True))
         # Heavy reads (Operation.heavy) in a forked child: the palace server's choice.
         self.reads_aside = False
+        self.aside_limit = CHILD_WAIT  # seconds such a child may take
         if not self.space.names():  # a new palace: created (and compacted) by one process
             self._take()
             try:
@@ -211,28 +212,43 @@ class PalaceDirectory:
         """Run the heavy read ``name`` in a forked child on this copy as it stands after
         following the files, and return the child's answer (its error raised here), this
         copy's turn given back as soon as the child exists: other calls run here meanwhile,
-        and the child's work runs on another core, outside this interpreter's lock. Where
-        there is no ``fork``, or the child gives no answer (it failed, or ran past
-        :data:`CHILD_WAIT`), the read runs here as any read does.
+        and the child's work runs on another core, outside this interpreter's lock. What
+        the child computed and the palace keeps (its communities) comes back with the
+        answer and is kept here when the palace is still as it was. At most
+        :data:`HEAVY_CHILDREN` children at once (more wait); a child stops after
+        :attr:`aside_limit` seconds. Where there is no ``fork`` the read runs here as any
+        read does; a child that gives no answer (killed, out of time) raises StorageError.
 
         Why: community colouring of a 20k-drawer palace takes 12 s of Python; run in the
         server's process it held every other call, or with two copies shared the
         interpreter with them (search p50 4 s under load while it ran). Cost: a ``fork``
         (page tables; the child copies only pages the parent changes meanwhile), and the
         answer pickled through a pipe."""
+        if getattr(os, "fork", None) is None:
+            return self._call_here(name, args)
+        with _HEAVY_CHILDREN:
+            with self._serial:
+                self._check_open()
+                if not self.writer:
+                    self.store.follow()
+                child = _fork_reader(self.store, name, args, self.aside_limit)
+            if child is None:  # (no child could be made)
+                return self._call_here(name, args)
+            answer = _child_answer(*child, limit=self.aside_limit + 5)
+        if answer is None:
+            raise StorageError(f"{name} ran in a child process that gave no answer within "
+                               f"{self.aside_limit:g} s (it ran out of time or was stopped); "
+                               "nothing was changed")
+        kind, value, kept = answer
+        if kept is not None:
+            with self._serial, contextlib.suppress(Exception):  # (kept when still the
+                self.store.palace.communities.adopt(kept)  # palace's communities)
+        if kind == "error":
+            raise value
+        return value
+
+    def _call_here(self, name: str, args: dict[str, Any] | None) -> dict[str, Any]:
         with self._serial:
-            self._check_open()
-            if not self.writer:
-                self.store.follow()
-            child = _fork_reader(self.store, name, args)
-        if child is not None:
-            answer = _child_answer(*child)
-            if answer is not None:
-                kind, value = answer
-                if kind == "error":
-                    raise value
-                return value
-        with self._serial:  # (no child, or it failed: here, as any read)
             self._check_open()
             if not self.writer:
                 self.store.follow()
@@ -468,6 +484,15 @@ class PalaceDirectory:
 
 
 CHILD_WAIT = 300.0  # seconds a compaction's child may take before it is stopped
+HEAVY_CHILDREN = 2  # heavy reads in forked children at once, in this process
+_HEAVY_CHILDREN = threading.BoundedSemaphore(HEAVY_CHILDREN)
+# Forks here one at a time: a child forked between another's pipe and the closing of its
+# write end would hold that pipe open.
+_FORKING = threading.Lock()
+# Forking in a process with threads is what the server does on purpose (the children only
+# write a snapshot or compute one read): Python 3.12's warning about it is not for them.
+warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks",
+                        category=DeprecationWarning)
 
 
 def _fork_writer(store: PalaceStore, gen: int) -> int | None:
@@ -481,8 +506,7 @@ def _fork_writer(store: PalaceStore, gen: int) -> int | None:
     fork = getattr(os, "fork", None)
     if fork is None:
         return None
-    with warnings.catch_warnings():  # (fork in a threaded process: the child only writes)
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with _FORKING:
         try:
             pid = fork()
         except OSError:  # (no memory or processes left for a child: inline, then)
@@ -506,62 +530,63 @@ def _fork_writer(store: PalaceStore, gen: int) -> int | None:
     return pid
 
 
-def _fork_reader(store: PalaceStore, name: str, args: dict[str, Any] | None
-                 ) -> tuple[int, int] | None:
-    """Fork a child that runs the read ``store.call(name, args)`` and writes
-    ``("ok", result)`` or ``("error", the PalazzoError)`` pickled to a pipe; return (its pid,
-    the pipe's reading end), or None where there is no ``fork`` (or no child could be made).
-    Called with the store still (no call midway). The child closes the sockets and the
-    writer lock it inherited (a restarted server must be able to listen again, and no
-    other process must wait for a lock the child holds), runs at a lower priority, dies at
-    Ctrl-C or SIGTERM as any process, stops itself after :data:`CHILD_WAIT` seconds, and
-    leaves through ``os._exit``."""
-    fork = getattr(os, "fork", None)
-    if fork is None:
-        return None
-    r, w = os.pipe()
-    with warnings.catch_warnings():  # (fork in a threaded process: the child only reads)
-        warnings.simplefilter("ignore", DeprecationWarning)
+def _fork_reader(store: PalaceStore, name: str, args: dict[str, Any] | None,
+                 limit: float = CHILD_WAIT) -> tuple[int, int] | None:
+    """Fork a child that runs the read ``store.call(name, args)`` and writes, pickled and
+    after its length (8 bytes), ``("ok", result, kept)`` or ``("error", the PalazzoError,
+    kept)`` to a pipe, ``kept`` being the palace's communities cache as the read left it
+    (:meth:`CommunityCache.state`); return (its pid, the pipe's reading end), or None where
+    no child could be made. Called with the store still (no call midway). The child closes
+    the sockets and the writer lock it inherited (a restarted server must be able to listen
+    again, and no other process must wait for a lock the child holds), runs at a lower
+    priority, dies at Ctrl-C or SIGTERM as any process, stops itself after ``limit``
+    seconds, and leaves through ``os._exit``."""
+    with _FORKING:  # (no other fork here between the pipe and its write end closed)
+        r, w = os.pipe()
         try:
-            pid = fork()
+            pid = os.fork()
         except OSError:
             os.close(r)
             os.close(w)
             return None
-    if pid == 0:
-        code = 1
+        if pid:
+            os.close(w)
+            return pid, r
+    code = 1
+    try:
+        os.close(r)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(max(int(limit), 1))
+        with contextlib.suppress(OSError):
+            os.nice(CHILD_NICENESS)
+        _close_inherited(keep=w)
+        gc.disable()
         try:
-            os.close(r)
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, signal.SIG_DFL)
-            signal.signal(signal.SIGALRM, signal.SIG_DFL)
-            signal.alarm(int(CHILD_WAIT))
-            with contextlib.suppress(OSError):
-                os.nice(CHILD_NICENESS)
-            _close_inherited(keep=w)
-            gc.disable()
-            try:
-                answer: tuple[str, Any] = ("ok", store.call(name, args))
-            except PalazzoError as err:
-                answer = ("error", err)
-            try:
-                data = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
-            except Exception as err:  # (an error that does not pickle: its sentence)
-                data = pickle.dumps(("error", PalazzoError(str(answer[1]) or str(err))))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(w, view):]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    return pid, r
+            answer: tuple[str, Any] = ("ok", store.call(name, args))
+        except PalazzoError as err:
+            answer = ("error", err)
+        kept = None
+        with contextlib.suppress(Exception):
+            kept = store.palace.communities.state()
+        try:
+            data = pickle.dumps((*answer, kept), pickle.HIGHEST_PROTOCOL)
+        except Exception as err:  # (an answer that does not pickle: say so)
+            data = pickle.dumps(("error", StorageError(
+                f"{name}'s answer could not be sent from its child process: {err}"), None))
+        view = memoryview(len(data).to_bytes(8, "big") + data)
+        while view:
+            view = view[os.write(w, view):]
+        code = 0
+    finally:
+        os._exit(code)
 
 
 def _close_inherited(keep: int) -> None:
     """Close, in a forked child, the sockets and writer-lock files it inherited (all but
     ``keep``): a listening socket held by the child would keep a restarted server from
-    listening, and a lock descriptor would keep the lock held after the parent lets go.
+    listening, and a lock descriptor would keep the lock held should the parent die.
     Where the process's descriptors cannot be listed (no ``/proc`` nor ``/dev/fd``),
     nothing. Cost: a ``stat`` a descriptor."""
     for folder in ("/proc/self/fd", "/dev/fd"):
@@ -582,33 +607,46 @@ def _close_inherited(keep: int) -> None:
                 os.close(fd)
 
 
-def _child_answer(pid: int, fd: int, limit: float = CHILD_WAIT) -> tuple[str, Any] | None:
-    """Read the answer of the child ``pid`` from ``fd`` (closed after) and wait for it to
-    end; return ``("ok", result)`` or ``("error", error)``, or None when it gave no whole
-    answer (killed, failed, or stopped at ``limit`` seconds). Cost: the answer's bytes;
-    the wait is spent in ``os.read`` without the GIL."""
+def _child_answer(pid: int, fd: int, limit: float = CHILD_WAIT
+                  ) -> tuple[str, Any, Any] | None:
+    """Read the answer of the child ``pid`` from ``fd`` (its length, then that many bytes;
+    ``fd`` closed after) and wait for the child to end; return ``(kind, value, kept)`` as
+    :func:`_fork_reader` sends it, or None when no whole answer came within ``limit``
+    seconds (the child is then killed). Reads exactly the answer's bytes, so a descriptor
+    of the pipe that another child inherited cannot keep it waiting. Cost: the answer's
+    bytes; the waits are spent in ``select`` without the GIL."""
     deadline = time.monotonic() + limit
-    chunks: list[bytes] = []
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+    data = bytearray()
+    need = 8
+    answered = False
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        try:
+            while len(data) < need:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    break
+                chunk = os.read(fd, min(need - len(data), 1 << 20))
+                if not chunk:
+                    break
+                data += chunk
+                if need == 8 and len(data) == 8:
+                    need = 8 + int.from_bytes(data, "big")
+            answered = need > 8 and len(data) == need
+        finally:
+            os.close(fd)
+            if not answered:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-                break
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-    try:
-        kind, value = pickle.loads(b"".join(chunks))
-    except Exception:  # (nothing, or a cut answer)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+    if not answered:
         return None
-    return kind, value
+    try:
+        kind, value, kept = pickle.loads(bytes(data[8:]))
+    except Exception:
+        return None
+    return kind, value, kept
 
 
 def _child_wrote(pid: int, limit: float = CHILD_WAIT) -> bool:
