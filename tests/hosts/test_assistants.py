@@ -131,3 +131,32 @@ def test_redact_goes_on_the_saving_hooks_commands(tmp_path):
     got = commands(json.loads((user / "settings.json").read_text()))
     assert [len(v) for v in got.values()] == [1] * len(assistants.EVENTS)
     assert not any(v[0].endswith("--redact") for v in got.values())
+
+
+def test_entries_of_another_palazzo_installation_are_recognised_and_a_link_stays_a_link(
+        tmp_path):
+    """An entry written by a palazzo at another path (an upgrade moved it) is palazzo's:
+    install replaces it rather than adding a second, uninstall takes it out; another
+    palace's entries and other programs' are left; a settings file that is a link (a
+    dotfile manager's) is written through the link."""
+    user = tmp_path / "cc"
+    user.mkdir()
+    palace = str((tmp_path / "my palace").resolve())
+    quoted = f"'{palace}'"
+    theirs = {"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": f"/old/venv/bin/palazzo hook Stop --palace "
+                                                   f"{quoted} --redact"}]},
+        {"hooks": [{"type": "command", "command": "/usr/bin/palazzo hook Stop --palace /other"}]},
+        {"hooks": [{"type": "command", "command": f"mytool hook Stop --palace {quoted}"}]}]}}
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text(json.dumps(theirs))
+    (user / "settings.json").symlink_to(real)
+    assert hooks(tmp_path, "install", "claude-code").returncode == 0
+    assert (user / "settings.json").is_symlink()
+    stop = commands(json.loads(real.read_text()))["Stop"]
+    assert stop[0] == "/usr/bin/palazzo hook Stop --palace /other"
+    assert stop[1].startswith("mytool ")
+    assert len(stop) == 3 and stop[2].endswith(f"hook Stop --palace {quoted}")
+    assert hooks(tmp_path, "uninstall", "claude-code").returncode == 0
+    assert commands(json.loads(real.read_text()))["Stop"] == stop[:2]

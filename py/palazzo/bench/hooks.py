@@ -23,7 +23,9 @@ twice.
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -132,6 +134,20 @@ class _Writer:
         self.server.close()
 
 
+def _served_calls(port: int) -> dict[str, int]:
+    """Return how many calls of each operation the server at ``port`` answered ok, read from
+    its ``/metrics``."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    found = re.findall(r'^palazzo_requests_total\{op="([^"]+)",outcome="ok"\} (\d+)', text,
+                       re.M)
+    return {op: int(n) for op, n in found}
+
+
 def run(drawers: int = 20_000, rounds: int = 30, turns: int = 48, served: bool = True,
         embedder: str = "hash", seed: int = 0, workdir: Path | None = None,
         keep: bool = False, writer: bool = False) -> dict[str, Any]:
@@ -178,6 +194,11 @@ def run(drawers: int = 20_000, rounds: int = 30, turns: int = 48, served: bool =
                 note("SessionStart", seconds, code, err, start_ms)
                 if code == 0 and "additionalContext" not in out:
                     failures.append("SessionStart gave no additionalContext")
+            if server is not None:  # (that the hooks went through it, and none opened the files)
+                calls = _served_calls(server.port)
+                result["server_calls"] = calls
+                if calls.get("wake_up", 0) < rounds or calls.get("batch", 0) < rounds:
+                    failures.append(f"the hooks did not all go through the server: {calls}")
         finally:
             if mcp is not None:
                 mcp.stop()

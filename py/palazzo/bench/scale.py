@@ -84,12 +84,21 @@ def generated_palace(base: Path, drawers: int, embedder: str, seed: int = 0
     return export, palace, imp
 
 
+def bench_env() -> dict[str, str]:
+    """Return the environment a benchmark's child processes run in: this one, with this
+    package first on ``PYTHONPATH`` and without ``$PALAZZO_URL``/``$PALAZZO_TOKEN`` (a
+    server those name would take the generated palace's writes into a person's own)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PALAZZO_URL", "PALAZZO_TOKEN")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(_package_root()), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env
+
+
 def _child(argv: Sequence[str], log: Path, timeout: float | None = None) -> dict[str, Any]:
     """Run ``argv`` with this package on ``PYTHONPATH``, stdout and stderr to ``log``.out and
     ``log``.err; return its wall seconds, peak RSS (MB), exit code, whether it timed out,
     and its stdout. Cost: the child's own; this process only waits."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(_package_root()), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    env = bench_env()
     out, err = log.with_suffix(".out"), log.with_suffix(".err")
     with out.open("wb") as fo, err.open("wb") as fe:
         t0 = time.perf_counter()

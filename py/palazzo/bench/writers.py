@@ -29,7 +29,6 @@ Cost: the import of ``drawers`` messages, then ``seconds`` of four writers on tw
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -43,8 +42,8 @@ from palazzo.bench import exportgen
 from palazzo.bench.scale import (
     _child,
     _machine,
-    _package_root,
     _palazzo,
+    bench_env,
     generated_palace,
     scratch,
 )
@@ -77,8 +76,7 @@ with PalaceDirectory(sys.argv[1], lambda **kw: Palace(embedder=embedder, **kw)) 
 
 
 def _env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(_package_root()), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    return bench_env()
 
 
 def _percentiles(ms: list[float]) -> dict[str, Any]:

@@ -11,9 +11,11 @@ uninstalling removes exactly the entries installing adds (an event left with no 
 removed, as is a ``hooks`` object left empty). :func:`apply` writes the files (atomically,
 keeping their modes) or, for ``--dry-run``, :func:`diff` shows what would change.
 
-An entry is palazzo's when its command is the one installing writes: the ``palazzo``
-command (the absolute path of the one running, so the assistant finds it whatever its
-``PATH``), ``hook EVENT`` and ``--palace`` with the palace's absolute path.
+Installing writes the ``palazzo`` command as the absolute path of the one running (so the
+assistant finds it whatever its ``PATH``), ``hook EVENT`` and ``--palace`` with the palace's
+absolute path. An entry is palazzo's when its command runs a ``palazzo`` (any path, or
+``python -m palazzo``) with ``hook EVENT --palace P`` for this palace: so an upgrade that
+moved the executable, or an uninstall run from another installation, still finds it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,11 +113,28 @@ def _text(data: dict[str, Any]) -> str | None:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
 
 
+def is_ours(command: Any, event: str, palace: Path) -> bool:
+    """Return whether ``command`` is palazzo's hook for ``event`` on ``palace``: a
+    ``palazzo`` executable (any path) or ``python -m palazzo`` running ``hook EVENT
+    --palace P``, whatever options follow."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    want = ["hook", event, "--palace", str(palace)]
+    for i in range(1, len(words) - 3):
+        if words[i:i + 4] == want:
+            head = words[:i]
+            return Path(head[0]).name.startswith("palazzo") or head[-2:] == ["-m", "palazzo"]
+    return False
+
+
 def _merge_hooks(data: dict[str, Any], commands: dict[str, str | None], install: bool,
-                 path: Path, palace_hooks: Callable[[str], str]) -> dict[str, Any]:
+                 path: Path, palace: Path) -> dict[str, Any]:
     """Return ``data`` with palazzo's hook entries set as asked: for each event of
-    ``commands``, every entry of palazzo's on this palace taken out (a command that is
-    ``palace_hooks(event)``, ``palazzo hook EVENT --palace P``, or starts with it), then,
+    ``commands``, every entry of palazzo's on ``palace`` taken out (:func:`is_ours`), then,
     when installing, the event's command (None: none) added at the end; an event or a
     ``hooks`` object left empty is removed. An event already holding exactly the command,
     and no other of palazzo's, is left as it is."""
@@ -132,11 +150,8 @@ def _merge_hooks(data: dict[str, Any], commands: dict[str, str | None], install:
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             raise ValidationError(f"{path}: hooks.{event} is not a list; nothing was changed")
-        prefix = palace_hooks(event)
-
-        def ours(h: Any, prefix: str = prefix) -> bool:
-            c = h.get("command") if isinstance(h, dict) else None
-            return isinstance(c, str) and (c == prefix or c.startswith(prefix + " "))
+        def ours(h: Any, event: str = event) -> bool:
+            return isinstance(h, dict) and is_ours(h.get("command"), event, palace)
 
         present = [h["command"] for g in groups if isinstance(g, dict)
                    for h in g.get("hooks", []) if ours(h)]
@@ -215,8 +230,7 @@ def plan(assistant: str, palace: Path, install: bool = True, project: Path | Non
         for e in EVENTS}
     commands["UserPromptSubmit"] = None if recall <= 0 else \
         f"{hook_command('UserPromptSubmit', palace, command)} --recall {int(recall)}"
-    after = _merge_hooks(data, commands, install, settings,
-                         lambda event: hook_command(event, palace, command))
+    after = _merge_hooks(data, commands, install, settings, palace)
     changes.append(Change(settings, before, before if after == data else _text(after)))
     if mcp:
         before, data = _read(servers)
@@ -253,14 +267,15 @@ def apply(changes: list[Change]) -> list[Path]:
             written.append(c.path)
             continue
         c.path.parent.mkdir(parents=True, exist_ok=True)
-        mode = c.path.stat().st_mode & 0o777 if c.path.exists() else 0o600
-        tmp = c.path.with_name(f".{c.path.name}.palazzo-{os.getpid()}.tmp")
+        path = c.path.resolve() if c.path.is_symlink() else c.path  # (a dotfile manager's
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600  # link stays one)
+        tmp = path.with_name(f".{path.name}.palazzo-{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(c.after)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, c.path)
+        os.replace(tmp, path)
         written.append(c.path)
     return written

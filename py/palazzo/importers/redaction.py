@@ -17,19 +17,27 @@ from typing import Any
 # (kind, pattern); the first group, when there is one, is what is replaced (else the whole).
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private key", re.compile(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-        re.S)),
+        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----.*?"
+        r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|\Z)", re.S)),
     ("anthropic key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
-    ("openai key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    # (a key has digits: "sk-learn-compatible-estimators" is prose)
+    ("openai key", re.compile(
+        r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z_\-]{0,60}\d)[A-Za-z0-9_\-]{20,}")),
     ("github token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
     ("aws key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}")),
     ("google api key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     ("stripe key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}")),
+    ("bearer token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/\-]{16,}=*)")),
+    # The value given to a name that says it is a secret (DB_PASSWORD=…, "api_key": "…",
+    # X-Api-Key: …): the name's parts bounded (no backtracking over long words), the value
+    # not all digits (MAX_TOKENS: 4096) and not a replacement already made.
     ("secret", re.compile(
-        r"(?i)\b[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY)[A-Z0-9_]*"
-        r"\s*[:=]\s*[\"']?([^\s\"']{8,})")),
+        r"(?i)(?<![A-Za-z0-9])(?:[A-Z0-9]{1,20}[_\-]){0,3}"
+        r"(?:PASSWORD|PASSWD|SECRET|TOKEN|API[_\-]?KEY|ACCESS[_\-]?KEY|AUTH[_\-]?TOKEN)"
+        r"(?:[_\-][A-Z0-9]{1,20}){0,2}[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
+        r"(?![0-9]+(?:[\s\"',;]|$))(?!\[redacted)([^\s\"'\[\],;]{8,})")),
 )
 
 

@@ -38,3 +38,24 @@ def test_ordinary_text_is_left_alone():
     text = ("The skeleton key task-ant-colony is in the ask-anthropic folder; the password "
             "field is empty; sk-short; github_pat is a word; eyJ alone.")
     assert redact(text) == (text, 0)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345",
+     "export GITHUB_TOKEN=[redacted: github token]"),
+    ("OPENAI_API_KEY=sk-proj-AbCdEfGhIjKlMnOpQrStUvWx1234",
+     "OPENAI_API_KEY=[redacted: openai key]"),
+    ('{"password": "supersecret123"}', '{"password": "[redacted: secret]"}'),
+    ("'api_key': 'abcdefgh12345678'", "'api_key': '[redacted: secret]'"),
+    ("X-Api-Key: 0a1b2c3d4e5f6a7b", "X-Api-Key: [redacted: secret]"),
+    ("Authorization: Bearer abcdefghijklmnop1234",
+     "Authorization: Bearer [redacted: bearer token]"),
+])
+def test_a_secret_is_replaced_once_whatever_its_setting(text, expected):
+    assert redact(text) == (expected, 1)
+
+
+@pytest.mark.parametrize("text", ["tokenizer: cl100k_base_model", "MAX_TOKENS: 100000000",
+                                  "sk-learn-compatible-estimators", "password_hint: none"])
+def test_words_that_only_look_like_secrets_stay(text):
+    assert redact(text) == (text, 0)

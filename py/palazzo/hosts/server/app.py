@@ -224,7 +224,8 @@ class Server:
         # aside when the journal is due (PalaceDirectory.compact_aside), reads going on.
         for copy in self.copies():
             copy.store.compact_inline = False
-            copy.reads_aside = True  # heavy reads (communities…) in a forked child
+            copy.reads_aside = True  # heavy reads (communities…) in a forked child,
+            copy.aside_limit = call_timeout  # stopped when no caller waits for it any more
         self.metrics.gauges["copies"] = len(self.copies())  # (the palace held in memory)
 
     def copies(self) -> tuple[Any, ...]:
