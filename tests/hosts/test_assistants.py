@@ -19,7 +19,8 @@ THEIRS = {"permissions": {"allow": ["Bash(ls)"]},
 
 
 def hooks(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
-    env = {**ENV, "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")}
+    env = {**ENV, "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
+           "CODEX_HOME": str(tmp_path / "codex")}
     return subprocess.run([sys.executable, "-m", "palazzo", "hooks", *argv, "--palace",
                            str(tmp_path / "my palace")], env=env, capture_output=True,
                           text=True, timeout=60)
@@ -94,7 +95,7 @@ def test_bad_settings_and_unknown_assistants_change_nothing(tmp_path):
     (user / "settings.json").write_text("{not json")
     out = hooks(tmp_path, "install", "claude-code")
     assert out.returncode == 1 and "not valid JSON" in out.stderr
-    out = hooks(tmp_path, "install", "codex")
+    out = hooks(tmp_path, "install", "gemini")
     assert out.returncode == 1 and "not built yet" in out.stderr
     (user / "settings.json").write_text("{}")
     (tmp_path / "home").mkdir()
@@ -160,3 +161,19 @@ def test_entries_of_another_palazzo_installation_are_recognised_and_a_link_stays
     assert len(stop) == 3 and stop[2].endswith(f"hook Stop --palace {quoted}")
     assert hooks(tmp_path, "uninstall", "claude-code").returncode == 0
     assert commands(json.loads(real.read_text()))["Stop"] == stop[:2]
+
+
+def test_codex_gets_its_hooks_json_and_is_told_to_trust_them(tmp_path):
+    """Codex: ``$CODEX_HOME/hooks.json`` (Claude Code's shape; no SessionEnd in Codex), the
+    reminder that Codex runs them once trusted, and uninstall taking them out; --mcp is
+    refused with the command that does it."""
+    done = hooks(tmp_path, "install", "codex", "--recall", "300")
+    assert done.returncode == 0, done.stderr
+    assert "/hooks" in done.stderr
+    got = commands(json.loads((tmp_path / "codex" / "hooks.json").read_text()))
+    assert sorted(got) == sorted([*assistants.ASSISTANT_EVENTS["codex"], "UserPromptSubmit"])
+    assert not (tmp_path / "cc").exists()
+    refused = hooks(tmp_path, "install", "codex", "--mcp")
+    assert refused.returncode == 1 and "codex mcp add" in refused.stderr
+    assert hooks(tmp_path, "uninstall", "codex").returncode == 0
+    assert not (tmp_path / "codex" / "hooks.json").exists()

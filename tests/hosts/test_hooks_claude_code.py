@@ -1,4 +1,5 @@
-"""palazzo's hooks as the real Claude Code CLI 2.1.332 ran them, replayed.
+"""palazzo's hooks as the real Claude Code CLI 2.1.332 (and Codex CLI 0.171.0) ran them,
+replayed.
 
 ``tests/hosts/data/claude-code-hooks/made-with/record.sh`` drove the real CLI (against a
 scripted model API on 127.0.0.1) with the hooks installed by ``palazzo hooks install``: a
@@ -49,10 +50,10 @@ def undated(text: str) -> str:
     return re.sub(r"\d{4}-\d{2}-\d{2}", "DATE", text)
 
 
-def with_the_note(palace: Path) -> None:
+def with_the_note(palace: Path, data: Path = DATA) -> None:
     """Make the palace the recording started with: one note, at the time it was made (the
     wake-up context orders its lines by time)."""
-    recorded = json.loads((DATA / "palace.json").read_text())["drawers"]
+    recorded = json.loads((data / "palace.json").read_text())["drawers"]
     at = next(d["created_at"] for d in recorded if d["room"] == "storage")
     assert run("init", "--palace", str(palace), "--embedder", "hash").returncode == 0
     assert run("call", "add_drawer", "--palace", str(palace), "--embedder", "hash", "--args",
@@ -124,3 +125,48 @@ def test_the_real_clis_hooks_replayed_leave_the_palace_it_left(tmp_path):
     assert status["hooks_failed"]["count"] == 2
     assert {f["event"] for f in json.loads((broken / ".hook-failures.json").read_text())} \
         == {"Stop", "SessionEnd"}
+
+
+CODEX = Path(__file__).resolve().parent / "data" / "codex-hooks"
+
+
+def test_the_real_codex_clis_hooks_replayed(tmp_path):
+    """``tests/hosts/data/codex-hooks/made-with/record.sh``: the real Codex CLI 0.171.0 with
+    the hooks ``palazzo hooks install codex`` wrote (a session and a resumed turn). Each hook
+    again, in order, with the rollout cut to its length then: the palace the live run left,
+    the same as the rollout imported at once, and the wake-up context Codex gave the model
+    (as a developer message) is what the replayed SessionStart printed."""
+    palace, home = tmp_path / "palace", tmp_path / "home"
+    with_the_note(palace, CODEX)
+    finals = {p.name: p.read_bytes() for p in (CODEX / "sessions").glob("*.jsonl")}
+    contexts = []
+    for line in (CODEX / "hooks.jsonl").read_text().splitlines():
+        payload = json.loads(line)
+        event = payload["hook_event_name"]
+        path = home / Path(payload["transcript_path"]).name
+        n = payload.pop("_transcript_bytes", None)
+        if n is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(finals[path.name][:n])
+        out = run("hook", event, "--palace", str(palace), "--embedder", "hash",
+                  stdin=json.dumps({**payload, "transcript_path": str(path)}))
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+        if event == "SessionStart":
+            contexts.append(undated(json.loads(out.stdout)["hookSpecificOutput"][
+                "additionalContext"]))
+    seen = [undated(t) for t in json.loads((CODEX / "wake-up-seen.json").read_text())]
+    assert seen and all(t in contexts for t in seen)
+    recorded = json.loads((CODEX / "palace.json").read_text())["drawers"]
+    listed = json.loads(run("call", "list_drawers", "--palace", str(palace), "--embedder",
+                            "hash", "--args", '{"limit": 1000}').stdout)["drawers"]
+    assert sorted(map(turn_of, listed)) == sorted(map(turn_of, recorded))
+    assert len(listed) == 12
+    other = tmp_path / "other"
+    with_the_note(other, CODEX)
+    (whole,) = finals
+    f = tmp_path / "whole" / whole
+    f.parent.mkdir()
+    f.write_bytes(finals[whole])
+    assert run("import-chats", str(f), "--palace", str(other), "--embedder",
+               "hash").returncode == 0
+    assert drawers(other) == drawers(palace)

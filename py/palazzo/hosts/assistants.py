@@ -1,5 +1,11 @@
 """The assistants' settings files that ``palazzo hooks install`` writes its hooks into.
 
+Codex (0.171) reads hooks of the same shape from ``hooks.json`` in ``$CODEX_HOME`` (else
+``~/.codex``) or a project's ``.codex/``, with the same input on standard input (the session
+file is its rollout) and the same ``additionalContext`` answer; it has no SessionEnd. Codex
+runs a hook only once the user trusted it (``/hooks`` in codex; ``codex exec
+--dangerously-bypass-hook-trust`` for one run): palazzo does not write that trust.
+
 Claude Code reads hooks from ``settings.json``: the user's (``~/.claude/settings.json``, or
 ``$CLAUDE_CONFIG_DIR/settings.json``) or a project's (``<project>/.claude/settings.json``),
 as ``{"hooks": {EVENT: [{"hooks": [{"type": "command", "command": …}]}]}}``; and MCP servers
@@ -33,9 +39,11 @@ from typing import Any
 from palazzo.errors import ValidationError
 
 ASSISTANTS = ("claude-code", "codex", "gemini")
-BUILT = ("claude-code",)  # the ones install can write today
-# The Claude Code events palazzo answers (palazzo.hosts.hooks), in the order written.
+BUILT = ("claude-code", "codex")  # the ones install can write today
+# The events palazzo answers (palazzo.hosts.hooks) that each assistant has, in order written.
 EVENTS = ("SessionStart", "Stop", "SubagentStop", "PreCompact", "SessionEnd")
+ASSISTANT_EVENTS = {"claude-code": EVENTS,
+                    "codex": ("SessionStart", "Stop", "SubagentStop", "PreCompact")}
 SERVER_NAME = "palazzo"  # the MCP server's name in the assistant's list
 
 
@@ -74,6 +82,12 @@ def claude_dir() -> Path:
     """Return Claude Code's user folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
     env = os.environ.get("CLAUDE_CONFIG_DIR")
     return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+def codex_dir() -> Path:
+    """Return Codex's user folder: ``$CODEX_HOME``, else ``~/.codex``."""
+    env = os.environ.get("CODEX_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".codex"
 
 
 def files(project: Path | None) -> tuple[Path, Path]:
@@ -221,13 +235,22 @@ def plan(assistant: str, palace: Path, install: bool = True, project: Path | Non
                               f"{', '.join(BUILT)}); nothing was changed")
     palace = Path(palace).expanduser().resolve()
     command = command or palazzo_command()
-    settings, servers = files(None if project is None else Path(project).resolve())
+    where = None if project is None else Path(project).resolve()
+    if assistant == "codex":  # hooks.json in Codex's shape, which is Claude Code's
+        if mcp:
+            raise ValidationError("palazzo hooks install codex --mcp is not built: register "
+                                  "the MCP server with `codex mcp add palazzo -- palazzo mcp "
+                                  "--palace PALACE`; nothing was changed")
+        settings = (codex_dir() if where is None else where / ".codex") / "hooks.json"
+        servers = settings
+    else:
+        settings, servers = files(where)
     changes = []
     before, data = _read(settings)
     saving = " --redact" if redact else ""
     commands: dict[str, str | None] = {
         e: hook_command(e, palace, command) + ("" if e == "SessionStart" else saving)
-        for e in EVENTS}
+        for e in ASSISTANT_EVENTS[assistant]}
     commands["UserPromptSubmit"] = None if recall <= 0 else \
         f"{hook_command('UserPromptSubmit', palace, command)} --recall {int(recall)}"
     after = _merge_hooks(data, commands, install, settings, palace)

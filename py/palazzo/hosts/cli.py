@@ -529,6 +529,9 @@ def _hooks(args) -> int:
     for c in changes:
         state = "written" if c.path in written else "already as asked"
         print(f"{c.path}: {state}")
+    if args.assistant == "codex" and args.action == "install":
+        print("codex runs these hooks once you trust them: start codex and review them with "
+              "/hooks", file=sys.stderr)
     return 0
 
 
@@ -754,7 +757,7 @@ def parser() -> argparse.ArgumentParser:
     c = cmd("hooks", _hooks, "install (or uninstall) palazzo's hooks into an assistant's "
             "settings (claude-code), beside what is there; --dry-run shows the change")
     c.add_argument("action", choices=["install", "uninstall"])
-    c.add_argument("assistant", help="claude-code (codex and gemini are not built yet)")
+    c.add_argument("assistant", help="claude-code or codex (gemini is not built yet)")
     where = c.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true",
                        help="the user's settings (~/.claude/settings.json; the default)")

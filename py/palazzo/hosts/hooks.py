@@ -1,4 +1,5 @@
-"""Assistant hooks: what ``palazzo hook <event>`` does when Claude Code runs it.
+"""Assistant hooks: what ``palazzo hook <event>`` does when Claude Code (or Codex, whose
+hooks take the same input and answer) runs it.
 
 Claude Code runs a hook command at its events with the event's JSON on standard input
 (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, and per event ``source``
