@@ -119,17 +119,14 @@ def save(open_palace: Callable[[], Any], data: dict[str, Any], redact: bool = Fa
 
     path = transcript(data)
     with open_palace() as d:
-        store = getattr(d, "store", None)
-        if store is None:  # a palace server: it checks, embeds and links every call itself
-            plan = plan_chats(path, palace=d, check=False)
-            if redact:
-                redact_plan(plan)
+        store = getattr(d, "store", None)  # (None: a palace server, which checks every call)
+        plan = plan_chats(path, palace=d if store is None else store, check=store is not None)
+        if redact:
+            redact_plan(plan)
+        if store is None:  # the server embeds and links each batch itself
             return apply(plan, d.call, batch=BATCH)
         from palazzo.hosts.embedding import embedding_steps
 
-        plan = plan_chats(path, palace=store)
-        if redact:
-            redact_plan(plan)
         with store.words_first():  # searchable by their words first, then the vectors
             out = apply(plan, d.call, batch=BATCH)
         for _ in embedding_steps(d.call, 64):

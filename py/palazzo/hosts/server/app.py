@@ -260,8 +260,7 @@ class Server:
         if name is None:
             return self._limiters["read"]
         op = self.registry.get(name)
-        copies = self.copies()
-        aside = op.heavy and bool(copies) and all(c.reads_aside for c in copies)
+        aside = op.heavy and bool(self.copies())  # (every copy reads aside: __init__)
         return self._limiters["write" if op.mutates else "heavy" if aside else "read"]
 
     def token(self, request: Request) -> Token | None:
